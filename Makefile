@@ -1,0 +1,50 @@
+# The two commands of the README, and the steps they are made of.
+#   make run    set up, build, and run the main job on the bundled model
+#   make test   set up, build, and run every test suite
+
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc)
+LLVM_DIR ?= /usr/lib/llvm-22
+PYTHON ?= /usr/bin/python3
+# Warnings are errors in CI; developers may turn that off.
+WERROR ?= ON
+
+.PHONY: run test deps configure build docs check-lit check-python clean
+
+run: build
+	./scripts/run-example.sh $(BUILD_DIR)
+
+test: build
+	$(MAKE) --no-print-directory check-lit check-python
+
+deps:
+	./scripts/install-deps.sh
+
+$(BUILD_DIR)/build.ninja: CMakeLists.txt | deps
+	cmake -G Ninja -S . -B $(BUILD_DIR) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc \
+	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_DIR)/bin/lit \
+	  -DDPC_WERROR=$(WERROR)
+
+configure: $(BUILD_DIR)/build.ninja
+
+build: deps configure
+	ninja -C $(BUILD_DIR) -j$(JOBS)
+
+# Regenerates the committed dialect and pass references.
+docs: configure
+	ninja -C $(BUILD_DIR) mlir-doc
+	cp $(BUILD_DIR)/docs/Dialect/DpcDialect.md docs/dialect/DpcDialect.md
+	cp $(BUILD_DIR)/docs/DpcPasses.md docs/dialect/DpcPasses.md
+
+check-lit: build
+	ninja -C $(BUILD_DIR) check-dpc
+
+check-python: build
+	DPC_BUILD_DIR=$(abspath $(BUILD_DIR)) PYTHONPATH=$(CURDIR)/python \
+	  $(PYTHON) -m pytest -q test/python
+
+clean:
+	rm -rf $(BUILD_DIR)

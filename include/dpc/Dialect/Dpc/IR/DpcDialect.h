@@ -1,0 +1,29 @@
+//===- DpcDialect.h - The dpc dialect ---------------------------*- C++ -*-===//
+//
+// Declares the dpc dialect and the helpers that find parameters, state and
+// inputs among a function's arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_DIALECT_DPC_IR_DPCDIALECT_H
+#define DPC_DIALECT_DPC_IR_DPCDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcOpsDialect.h.inc"
+
+namespace mlir::dpc {
+
+/// What a function argument of a dpc graph holds.
+enum class ArgumentRole { Parameter, State, Input, Other };
+
+/// The role of argument `index` of `func`, read from its `dpc.*` attribute.
+ArgumentRole getArgumentRole(FunctionOpInterface func, unsigned index);
+
+/// The source-model name of argument `index` (empty when it has none).
+StringRef getArgumentName(FunctionOpInterface func, unsigned index);
+
+} // namespace mlir::dpc
+
+#endif // DPC_DIALECT_DPC_IR_DPCDIALECT_H

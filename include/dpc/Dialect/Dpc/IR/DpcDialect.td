@@ -1,0 +1,53 @@
+//===- DpcDialect.td - The dpc dialect ---------------------*- tablegen -*-===//
+//
+// The dialect of dpc's training graphs: tensor ops on static shapes, with
+// parameters marked on function arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_DIALECT_DPC_IR_DPCDIALECT
+#define DPC_DIALECT_DPC_IR_DPCDIALECT
+
+include "mlir/IR/OpBase.td"
+
+def Dpc_Dialect : Dialect {
+  let name = "dpc";
+  let cppNamespace = "::mlir::dpc";
+  let summary = "Tensor ops of dpc's training graphs";
+  let description = [{
+    The `dpc` dialect holds the forward graph imported from ONNX and the
+    training step built from it. Its ops work on ranked tensors with static
+    shapes (the planner needs every size), follow NumPy broadcasting where
+    they broadcast, and implement three interfaces: the gradient rule
+    (`DifferentiableOpInterface`), the sharding rule
+    (`ShardableOpInterface`) and the cost (`CostOpInterface`).
+
+    Trainable parameters and non-trainable state are function arguments
+    marked with the argument attributes `dpc.param` and `dpc.state`; each
+    holds the tensor's name in the source model:
+
+    ```mlir
+    func.func @forward(%x: tensor<4x16xf32> {dpc.input = "x"},
+                       %w: tensor<32x16xf32> {dpc.param = "fc1.weight"},
+                       %m: tensor<32xf32> {dpc.state = "bn.running_mean"})
+    ```
+
+    Every verifier cites the numbered constraint (C1, C2, ...) of the op's
+    specification that it enforces.
+  }];
+  let hasRegionArgAttrVerify = 1;
+  let hasConstantMaterializer = 1;
+  let extraClassDeclaration = [{
+    /// Argument attribute marking a trainable parameter.
+    static constexpr ::llvm::StringLiteral kParamAttrName = "dpc.param";
+    /// Argument attribute marking non-trainable state (BatchNorm statistics).
+    static constexpr ::llvm::StringLiteral kStateAttrName = "dpc.state";
+    /// Argument attribute naming a model input (data or label).
+    static constexpr ::llvm::StringLiteral kInputAttrName = "dpc.input";
+  }];
+}
+
+class Dpc_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Dpc_Dialect, mnemonic, traits>;
+
+#endif // DPC_DIALECT_DPC_IR_DPCDIALECT

@@ -1,0 +1,48 @@
+//===- DpcOps.h - Ops of the dpc dialect ------------------------*- C++ -*-===//
+//
+// Declares the dpc ops and the shared helpers of their verifiers and
+// sharding rules.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_DIALECT_DPC_IR_DPCOPS_H
+#define DPC_DIALECT_DPC_IR_DPCOPS_H
+
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcEnums.h.inc"
+
+namespace mlir::dpc {
+
+/// The NumPy broadcast of `shapes`, or failure when they are incompatible.
+FailureOr<SmallVector<int64_t>>
+getBroadcastShape(ArrayRef<ArrayRef<int64_t>> shapes);
+
+/// Verifies an op whose operands broadcast to its result: the `data`
+/// operands share one element type, the result has `resultElementType`,
+/// and the result shape is the broadcast of all operand shapes.
+LogicalResult verifyBroadcastingOp(Operation *op, ArrayRef<Value> data,
+                                   Type resultElementType);
+
+/// The elementwise rule of an op whose operands broadcast to its result:
+/// one parallel factor per result dimension; operand dimensions of size 1
+/// that are broadcast map to no factor.
+ShardingRule getElementwiseShardingRule(Operation *op);
+
+/// The rule of a reduction of operand 0 over `dims`.
+ShardingRule getReductionShardingRule(Operation *op, ArrayRef<int64_t> dims);
+
+} // namespace mlir::dpc
+
+#define GET_OP_CLASSES
+#include "dpc/Dialect/Dpc/IR/DpcOps.h.inc"
+
+#endif // DPC_DIALECT_DPC_IR_DPCOPS_H

@@ -1,0 +1,618 @@
+//===- DpcOps.td - Ops of the dpc dialect ------------------*- tablegen -*-===//
+//
+// Each op's description is its specification: semantics, then the numbered
+// constraints (C1, C2, ...) that its verifier enforces and cites.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_DIALECT_DPC_IR_DPCOPS
+#define DPC_DIALECT_DPC_IR_DPCOPS
+
+include "dpc/Dialect/Dpc/IR/DpcDialect.td"
+include "dpc/Dialect/Dpc/IR/DpcEnums.td"
+include "dpc/Interfaces/CostOpInterface.td"
+include "dpc/Interfaces/ShardableOpInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/CommonAttrConstraints.td"
+include "mlir/IR/CommonTypeConstraints.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def Dpc_Tensor : StaticShapeTensorOf<[AnyFloat, AnySignlessInteger]>;
+def Dpc_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
+def Dpc_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def Dpc_BoolTensor : StaticShapeTensorOf<[I1]>;
+
+// Ops whose sharding rule is the elementwise rule over their (broadcast)
+// result shape.
+defvar Dpc_ElementwiseRule = [{
+  ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
+    return ::mlir::dpc::getElementwiseShardingRule(getOperation());
+  }
+}];
+
+//===----------------------------------------------------------------------===//
+// Constants
+//===----------------------------------------------------------------------===//
+
+def Dpc_ConstantOp : Dpc_Op<"constant", [ConstantLike, Pure,
+    CostOpInterface]> {
+  let summary = "A tensor whose elements are known at compile time";
+  let description = [{
+    Produces the tensor `value`. Small constants of a model (scales, masks,
+    epsilons) become constants; trainable weights become parameters
+    (function arguments marked `dpc.param`) even where the source model
+    stored them as constants.
+
+    Constraints:
+    - (C1) the type of `value` equals the type of `result`.
+
+    ```mlir
+    %c = dpc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Dpc_Tensor:$result);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+class Dpc_UnaryOp<string mnemonic, string formula,
+                  TypeConstraint type = Dpc_FloatTensor>
+    : Dpc_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
+                        CostOpInterface,
+                        DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let extraClassDefinition = Dpc_ElementwiseRule;
+  let summary = "Elementwise `" # formula # "`";
+  let description = [{
+    Computes `}] # formula # [{` for every element of `input`.
+
+    Constraints:
+    - (C1) `result` has the type of `input`.
+  }];
+  let arguments = (ins type:$input);
+  let results = (outs type:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Dpc_NegOp : Dpc_UnaryOp<"neg", "-x", Dpc_Tensor>;
+def Dpc_AbsOp : Dpc_UnaryOp<"abs", "|x|", Dpc_Tensor>;
+def Dpc_ExpOp : Dpc_UnaryOp<"exp", "e^x">;
+def Dpc_LogOp : Dpc_UnaryOp<"log", "ln(x)">;
+def Dpc_SqrtOp : Dpc_UnaryOp<"sqrt", "sqrt(x)">;
+def Dpc_RsqrtOp : Dpc_UnaryOp<"rsqrt", "1 / sqrt(x)">;
+def Dpc_ReciprocalOp : Dpc_UnaryOp<"reciprocal", "1 / x">;
+def Dpc_TanhOp : Dpc_UnaryOp<"tanh", "tanh(x)">;
+def Dpc_SigmoidOp : Dpc_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
+def Dpc_ReluOp : Dpc_UnaryOp<"relu", "max(x, 0)">;
+def Dpc_ErfOp : Dpc_UnaryOp<"erf", "erf(x)">;
+def Dpc_NotOp : Dpc_UnaryOp<"not", "!x", Dpc_BoolTensor>;
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops with broadcasting
+//===----------------------------------------------------------------------===//
+
+class Dpc_BroadcastingOp<string mnemonic, list<Trait> traits = []>
+    : Dpc_Op<mnemonic, traits # [Pure, CostOpInterface,
+                                 DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let extraClassDefinition = Dpc_ElementwiseRule;
+  let hasVerifier = 1;
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+}
+
+class Dpc_BinaryOp<string mnemonic, string formula,
+                   TypeConstraint type = Dpc_Tensor>
+    : Dpc_BroadcastingOp<mnemonic> {
+  let summary = "Elementwise `" # formula # "` with broadcasting";
+  let description = [{
+    Computes `}] # formula # [{` (x from `lhs`, y from `rhs`) over the NumPy
+    broadcast of the two operand shapes.
+
+    Constraints:
+    - (C1) `lhs`, `rhs` and `result` have the same element type.
+    - (C2) the operand shapes are broadcast-compatible: aligned from the
+      right, each pair of dimensions is equal or one of them is 1.
+    - (C3) the shape of `result` is the broadcast shape.
+
+    ```mlir
+    %z = dpc.add %x, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins type:$lhs, type:$rhs);
+  let results = (outs type:$result);
+  let extraClassDefinition = Dpc_ElementwiseRule # [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::dpc::verifyBroadcastingOp(
+          getOperation(), {getLhs(), getRhs()},
+          getLhs().getType().getElementType());
+    }
+  }];
+}
+
+def Dpc_AddOp : Dpc_BinaryOp<"add", "x + y">;
+def Dpc_SubOp : Dpc_BinaryOp<"sub", "x - y">;
+def Dpc_MulOp : Dpc_BinaryOp<"mul", "x * y">;
+def Dpc_DivOp : Dpc_BinaryOp<"div", "x / y">;
+def Dpc_PowOp : Dpc_BinaryOp<"pow", "x ^ y", Dpc_FloatTensor>;
+def Dpc_MaxOp : Dpc_BinaryOp<"max", "max(x, y)">;
+def Dpc_MinOp : Dpc_BinaryOp<"min", "min(x, y)">;
+def Dpc_AndOp : Dpc_BinaryOp<"and", "x && y", Dpc_BoolTensor>;
+def Dpc_OrOp : Dpc_BinaryOp<"or", "x || y", Dpc_BoolTensor>;
+
+def Dpc_CompareOp : Dpc_BroadcastingOp<"compare"> {
+  let summary = "Elementwise comparison with broadcasting";
+  let description = [{
+    Compares `lhs` with `rhs` under `predicate` over the broadcast shape and
+    yields a boolean tensor.
+
+    Constraints:
+    - (C1) `lhs` and `rhs` have the same element type; `result` is `i1`.
+    - (C2) the operand shapes are broadcast-compatible.
+    - (C3) the shape of `result` is the broadcast shape.
+
+    ```mlir
+    %m = dpc.compare lt, %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+    ```
+  }];
+  let arguments = (ins Dpc_ComparePredicateAttr:$predicate, Dpc_Tensor:$lhs,
+                       Dpc_Tensor:$rhs);
+  let results = (outs Dpc_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+def Dpc_SelectOp : Dpc_BroadcastingOp<"select"> {
+  let summary = "Elementwise choice between two tensors (ONNX Where)";
+  let description = [{
+    Takes the element of `on_true` where `condition` holds and that of
+    `on_false` elsewhere, over the broadcast of the three shapes.
+
+    Constraints:
+    - (C1) `on_true`, `on_false` and `result` have the same element type.
+    - (C2) the three operand shapes are broadcast-compatible.
+    - (C3) the shape of `result` is the broadcast shape.
+  }];
+  let arguments = (ins Dpc_BoolTensor:$condition, Dpc_Tensor:$on_true,
+                       Dpc_Tensor:$on_false);
+  let results = (outs Dpc_Tensor:$result);
+}
+
+def Dpc_CastOp : Dpc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape,
+    CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let extraClassDefinition = Dpc_ElementwiseRule;
+  let summary = "Elementwise conversion to another element type";
+  let description = [{
+    Converts every element to the element type of `result`: floats round to
+    nearest even, floats to integers truncate toward zero, and anything to
+    `i1` tests for non-zero.
+
+    Constraints:
+    - (C1) `input` and `result` have the same shape.
+  }];
+  let arguments = (ins StaticShapeTensorOf<[AnyFloat, AnySignlessInteger]>:$input);
+  let results = (outs StaticShapeTensorOf<[AnyFloat, AnySignlessInteger]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Dpc_MatmulOp : Dpc_Op<"matmul", [Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Batched matrix product with broadcast batch dimensions";
+  let description = [{
+    `result[b..., i, j] = sum_k lhs[b..., i, k] * rhs[b..., k, j]`, where the
+    batch dimensions `b...` (all but the last two) follow NumPy broadcasting,
+    as ONNX `MatMul` does for operands of rank 2 or more.
+
+    Constraints:
+    - (C1) both operands have rank 2 or more.
+    - (C2) `lhs`, `rhs` and `result` have the same element type.
+    - (C3) the contracted dimensions agree: `lhs.shape[-1] == rhs.shape[-2]`.
+    - (C4) the batch dimensions are broadcast-compatible.
+    - (C5) `result` has shape `broadcast(batch) + [lhs.shape[-2], rhs.shape[-1]]`.
+
+    ```mlir
+    %c = dpc.matmul %a, %b : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+    ```
+  }];
+  let arguments = (ins Dpc_FloatTensor:$lhs, Dpc_FloatTensor:$rhs);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_Conv2DOp : Dpc_Op<"conv2d", [Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "2-D convolution, NCHW input and OIHW filter";
+  let description = [{
+    Cross-correlates `input` (N, C, H, W) with `filter` (F, C / groups, KH,
+    KW) and adds `bias` (F) when present. `padding` is `[top, left, bottom,
+    right]`; output size per spatial dimension is
+    `floor((in + pad_begin + pad_end - dilation * (k - 1) - 1) / stride) + 1`.
+
+    Constraints:
+    - (C1) `input` and `filter` have rank 4.
+    - (C2) `strides` and `dilations` have 2 positive entries, `padding` 4
+      non-negative entries, and `groups` is positive.
+    - (C3) `input.shape[1] == filter.shape[1] * groups` and `groups` divides
+      `filter.shape[0]`.
+    - (C4) `bias`, when present, has shape `[filter.shape[0]]`.
+    - (C5) all operands and `result` have the same element type.
+    - (C6) `result` has shape `[N, F, OH, OW]` by the formula above, with
+      OH and OW positive.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$filter,
+                       Optional<Dpc_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+class Dpc_Pool2DOp<string mnemonic, string combine>
+    : Dpc_Op<mnemonic, [Pure,
+        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "2-D " # combine # " pooling over NCHW windows";
+  let description = [{
+    Takes the }] # combine # [{ of each `kernel_shape` window of `input` (N,
+    C, H, W). Padding is `[top, left, bottom, right]`; padded elements never
+    win a max, and count toward an average only with `count_include_pad`.
+    The output size follows the convolution formula, rounded up instead of
+    down under `ceil_mode`, with no window starting in the end padding.
+
+    Constraints:
+    - (C1) `input` has rank 4.
+    - (C2) `kernel_shape`, `strides` and `dilations` have 2 positive
+      entries; `padding` has 4 non-negative entries, each smaller than the
+      kernel size of its dimension.
+    - (C3) `result` has shape `[N, C, OH, OW]` by that formula, with OH
+      and OW positive, and the element type of `input`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode,
+                       UnitAttr:$count_include_pad);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_MaxPool2DOp : Dpc_Pool2DOp<"max_pool2d", "maximum">;
+def Dpc_AvgPool2DOp : Dpc_Pool2DOp<"avg_pool2d", "average">;
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+class Dpc_ReduceOp<string mnemonic, string combine>
+    : Dpc_Op<mnemonic, [Pure, CostOpInterface,
+                        DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "The " # combine # " over some dimensions";
+  let description = [{
+    Reduces `input` by taking the }] # combine # [{ over the dimensions in
+    `dims`. Reduced dimensions are kept with size 1 under `keep_dims` and
+    dropped otherwise.
+
+    Constraints:
+    - (C1) `dims` is strictly increasing and within `[0, rank)`.
+    - (C2) `result` has the element type of `input`.
+    - (C3) `result` has the shape of `input` with the `dims` set to 1
+      (`keep_dims`) or removed.
+
+    ```mlir
+    %s = dpc.}] # mnemonic # [{ %x [1] : tensor<4x8xf32> -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Dpc_Tensor:$input, DenseI64ArrayAttr:$dims,
+                       UnitAttr:$keep_dims);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input $dims (`keep_dims` $keep_dims^)? attr-dict `:` "
+                       "type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
+      return ::mlir::dpc::getReductionShardingRule(getOperation(), getDims());
+    }
+  }];
+}
+
+def Dpc_ReduceSumOp : Dpc_ReduceOp<"reduce_sum", "sum">;
+def Dpc_ReduceMeanOp : Dpc_ReduceOp<"reduce_mean", "mean">;
+def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum">;
+def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum">;
+
+class Dpc_SoftmaxLikeOp<string mnemonic, string formula>
+    : Dpc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+        DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "`" # formula # "` along one axis";
+  let description = [{
+    Computes `}] # formula # [{` along `axis`, subtracting the maximum first
+    so that large inputs do not overflow.
+
+    Constraints:
+    - (C1) `axis` is within `[0, rank)`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dpc_SoftmaxOp
+    : Dpc_SoftmaxLikeOp<"softmax", "exp(x_i) / sum_j exp(x_j)">;
+def Dpc_LogSoftmaxOp
+    : Dpc_SoftmaxLikeOp<"log_softmax", "x_i - ln(sum_j exp(x_j))">;
+
+def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Layer normalization over the trailing dimensions";
+  let description = [{
+    Normalizes `input` over the dimensions `[axis, rank)` to zero mean and
+    unit (biased) variance, `(x - mean) / sqrt(var + epsilon)`, then
+    multiplies by `scale` and adds `bias` when present, as ONNX
+    `LayerNormalization` does.
+
+    Constraints:
+    - (C1) `axis` is within `[0, rank)`.
+    - (C2) `scale` has shape `input.shape[axis:]`.
+    - (C3) `bias`, when present, has the type of `scale`.
+    - (C4) `scale` has the element type of `input`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$scale,
+                       Optional<Dpc_FloatTensor>:$bias, I64Attr:$axis,
+                       F32Attr:$epsilon);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $scale (`,` $bias^)? attr-dict `:` "
+                       "type($input) `,` type($scale) (`,` type($bias)^)?";
+  let hasVerifier = 1;
+}
+
+def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["scale", "bias", "running_mean", "running_var",
+                   "new_running_mean", "new_running_var"]>,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Batch normalization over the channel dimension";
+  let description = [{
+    Normalizes each channel (dimension 1) of `input` and applies `scale` and
+    `bias`. With `training`, it normalizes with the batch's mean and biased
+    variance over all other dimensions and updates the running statistics as
+    PyTorch and ONNX training-mode exports do:
+    `new = momentum * running + (1 - momentum) * batch`, with the unbiased
+    batch variance for `new_running_var`. Without `training`, it normalizes
+    with `running_mean` and `running_var` and returns them unchanged. The
+    running statistics are non-trainable state, never differentiated.
+
+    Constraints:
+    - (C1) `input` has rank 2 or more.
+    - (C2) `scale` has shape `[input.shape[1]]`.
+    - (C3) `scale` has the element type of `input`.
+    - (C4) `momentum` is within `[0, 1]` and `epsilon` is positive.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$scale,
+                       Dpc_FloatTensor:$bias, Dpc_FloatTensor:$running_mean,
+                       Dpc_FloatTensor:$running_var, F32Attr:$epsilon,
+                       F32Attr:$momentum, UnitAttr:$training);
+  let results = (outs Dpc_FloatTensor:$result,
+                      Dpc_FloatTensor:$new_running_mean,
+                      Dpc_FloatTensor:$new_running_var);
+  let assemblyFormat = "$input `,` $scale `,` $bias `,` $running_mean `,` "
+                       "$running_var attr-dict `:` type($input) `,` "
+                       "type($scale)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Dpc_ReshapeOp : Dpc_Op<"reshape", [Pure, CostOpInterface]> {
+  let summary = "Same elements in row-major order, another shape";
+  let description = [{
+    Constraints:
+    - (C1) `input` and `result` have the same number of elements.
+    - (C2) `input` and `result` have the same element type.
+  }];
+  let arguments = (ins Dpc_Tensor:$input);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Dpc_BroadcastToOp : Dpc_Op<"broadcast_to", [Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let extraClassDefinition = Dpc_ElementwiseRule;
+  let summary = "NumPy broadcast to a larger shape (ONNX Expand)";
+  let description = [{
+    Constraints:
+    - (C1) `input` and `result` have the same element type.
+    - (C2) `input`'s rank is at most `result`'s, and, aligned from the
+      right, each dimension of `input` is 1 or equals `result`'s.
+  }];
+  let arguments = (ins Dpc_Tensor:$input);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_TransposeOp : Dpc_Op<"transpose", [Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Permutes the dimensions";
+  let description = [{
+    `result.shape[i] == input.shape[permutation[i]]`.
+
+    Constraints:
+    - (C1) `permutation` is a permutation of `[0, rank)`.
+    - (C2) `result` has the permuted shape and the element type of `input`.
+
+    ```mlir
+    %t = dpc.transpose %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Dpc_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input $permutation attr-dict `:` type($input) `->` "
+                       "type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_ConcatOp : Dpc_Op<"concat", [Pure, CostOpInterface]> {
+  let summary = "Joins tensors along one axis";
+  let description = [{
+    Constraints:
+    - (C1) there is at least one input.
+    - (C2) all inputs and `result` have the same rank and element type.
+    - (C3) `axis` is within `[0, rank)`.
+    - (C4) all dimensions other than `axis` agree among inputs and `result`.
+    - (C5) `result.shape[axis]` is the sum of the inputs' sizes on `axis`.
+  }];
+  let arguments = (ins Variadic<Dpc_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type($inputs, $result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_SliceOp : Dpc_Op<"slice", [Pure, CostOpInterface]> {
+  let summary = "A strided box of a tensor";
+  let description = [{
+    Takes, along each dimension `d`, the indices `start[d], start[d] +
+    stride[d], ...` below `limit[d]`.
+
+    Constraints:
+    - (C1) `start`, `limit` and `stride` each have one entry per dimension.
+    - (C2) `0 <= start[d] <= limit[d] <= input.shape[d]` and `stride[d] >= 1`.
+    - (C3) `result` has shape `ceil((limit - start) / stride)` and the
+      element type of `input`.
+  }];
+  let arguments = (ins Dpc_Tensor:$input, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$stride);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_SplitOp : Dpc_Op<"split", [Pure, CostOpInterface]> {
+  let summary = "Cuts a tensor into consecutive pieces along one axis";
+  let description = [{
+    The sizes of the pieces are those of the results along `axis`.
+
+    Constraints:
+    - (C1) there is at least one result and `axis` is within `[0, rank)`.
+    - (C2) every result has the rank and element type of `input` and agrees
+      with it on every dimension but `axis`.
+    - (C3) the results' sizes on `axis` add up to `input.shape[axis]`.
+  }];
+  let arguments = (ins Dpc_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Dpc_Tensor>:$results);
+  let assemblyFormat =
+      "$input attr-dict `:` type($input) `->` type($results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_GatherOp : Dpc_Op<"gather", [Pure, CostOpInterface]> {
+  let summary = "Picks slices of a tensor by index (ONNX Gather, embedding)";
+  let description = [{
+    `result[p..., q..., s...] = input[p..., indices[q...], s...]` where `p`
+    runs over the dimensions before `axis` and `s` over those after it. A
+    negative index counts from the end of the axis.
+
+    Constraints:
+    - (C1) `axis` is within `[0, rank)`.
+    - (C2) `result` has shape `input.shape[:axis] + indices.shape +
+      input.shape[axis+1:]` and the element type of `input`.
+
+    ```mlir
+    %e = dpc.gather %table[%ids] {axis = 0 : i64}
+        : (tensor<50x32xf32>, tensor<2x8xi64>) -> tensor<2x8x32xf32>
+    ```
+  }];
+  let arguments = (ins Dpc_Tensor:$input, Dpc_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Regularization and losses
+//===----------------------------------------------------------------------===//
+
+def Dpc_DropoutOp : Dpc_Op<"dropout", [Pure, SameOperandsAndResultType,
+    CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let extraClassDefinition = Dpc_ElementwiseRule;
+  let summary = "Zeroes elements at random in training";
+  let description = [{
+    In a training step, each element is kept with probability `1 - ratio`
+    and scaled by `1 / (1 - ratio)`, or zeroed; the keep decision of an
+    element comes from a counter-based generator keyed by the step's seed
+    and the element's global index, so it does not depend on how the step
+    is partitioned. Outside training (and with `ratio = 0`) it is the
+    identity.
+
+    Constraints:
+    - (C1) `ratio` is within `[0, 1)`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, F32Attr:$ratio);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class Dpc_LossOp<string mnemonic, string semantics>
+    : Dpc_Op<mnemonic, [Pure, CostOpInterface]> {
+  let description = [{
+    }] # semantics # [{ `input` has shape `[N, C, d...]` (C classes) and
+    `labels` shape `[N, d...]`. Samples whose label is `ignore_index` add
+    nothing; `mean` divides by the number of the other samples.
+
+    Constraints:
+    - (C1) `input` has rank 2 or more and `labels` has its shape without
+      dimension 1.
+    - (C2) `result` has the element type of `input`; its shape is `[]`
+      for `mean` and `sum` and the shape of `labels` for `none`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_IndexTensor:$labels,
+                       Dpc_LossReductionAttr:$reduction, I64Attr:$ignore_index);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $labels $reduction attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_SoftmaxCrossEntropyOp : Dpc_LossOp<"softmax_cross_entropy",
+    "The loss `-log_softmax(input)[label]` per sample (from logits)."> {
+  let summary = "Cross-entropy of softmax(logits) against class labels";
+}
+
+def Dpc_NllLossOp : Dpc_LossOp<"nll_loss",
+    "The loss `-input[label]` per sample (from log-probabilities)."> {
+  let summary = "Negative log-likelihood against class labels";
+}
+
+#endif // DPC_DIALECT_DPC_IR_DPCOPS

@@ -1,0 +1,22 @@
+//===- InitAllDialects.h - Every dialect dpc tools load ---------*- C++ -*-===//
+
+#ifndef DPC_INITALLDIALECTS_H
+#define DPC_INITALLDIALECTS_H
+
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::dpc {
+
+/// Registers dpc and the upstream dialects its programs use.
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<DpcDialect, arith::ArithDialect, func::FuncDialect,
+                  tensor::TensorDialect>();
+}
+
+} // namespace mlir::dpc
+
+#endif // DPC_INITALLDIALECTS_H

@@ -1,0 +1,76 @@
+//===- DpcDialect.cpp - The dpc dialect -----------------------------------===//
+//
+// Registers the ops and checks the `dpc.*` argument attributes that mark
+// parameters, state and inputs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+#include "dpc/Dialect/Dpc/IR/DpcEnums.cpp.inc"
+#include "dpc/Dialect/Dpc/IR/DpcOpsDialect.cpp.inc"
+
+void DpcDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dpc/Dialect/Dpc/IR/DpcOps.cpp.inc"
+      >();
+}
+
+Operation *DpcDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                           Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type)
+    return nullptr;
+  return ConstantOp::create(builder, loc, type, elements);
+}
+
+LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
+                                                   unsigned regionIndex,
+                                                   unsigned argIndex,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  if (name != kParamAttrName && name != kStateAttrName &&
+      name != kInputAttrName)
+    return op->emitError("unknown dpc argument attribute '") << name << "'";
+  if (!isa<StringAttr>(attribute.getValue()))
+    return op->emitError("'")
+           << name << "' must hold the tensor's name as a string";
+  if (name == kInputAttrName)
+    return success();
+  // Parameters and state are floating-point tensors: they are updated by
+  // the optimizer or by running statistics.
+  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !isa<FloatType>(tensor.getElementType()))
+    return op->emitError("'")
+           << name << "' marks argument #" << argIndex << " of type " << type
+           << ", which is not a floating-point tensor";
+  return success();
+}
+
+ArgumentRole mlir::dpc::getArgumentRole(FunctionOpInterface func,
+                                        unsigned index) {
+  if (func.getArgAttr(index, DpcDialect::kParamAttrName))
+    return ArgumentRole::Parameter;
+  if (func.getArgAttr(index, DpcDialect::kStateAttrName))
+    return ArgumentRole::State;
+  if (func.getArgAttr(index, DpcDialect::kInputAttrName))
+    return ArgumentRole::Input;
+  return ArgumentRole::Other;
+}
+
+StringRef mlir::dpc::getArgumentName(FunctionOpInterface func, unsigned index) {
+  for (StringRef attrName :
+       {DpcDialect::kParamAttrName, DpcDialect::kStateAttrName,
+        DpcDialect::kInputAttrName})
+    if (auto name = func.getArgAttrOfType<StringAttr>(index, attrName))
+      return name.getValue();
+  return {};
+}

@@ -1,0 +1,588 @@
+//===- DpcOps.cpp - Verifiers, folders and syntax of dpc ops --------------===//
+//
+// Each verifier checks the numbered constraints of its op's specification
+// (DpcOps.td) and names the constraint in its message, so that a failing
+// lit test points at the rule it breaks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+static RankedTensorType getTensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+/// Prints a shape as `[2, 3]` for diagnostics.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  llvm::raw_string_ostream os(text);
+  llvm::interleaveComma(shape, os);
+  os << "]";
+  return text;
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>>
+mlir::dpc::getBroadcastShape(ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (ArrayRef<int64_t> shape : shapes)
+    rank = std::max(rank, shape.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (ArrayRef<int64_t> shape : shapes) {
+    size_t offset = rank - shape.size();
+    for (auto [i, size] : llvm::enumerate(shape)) {
+      int64_t &out = result[offset + i];
+      if (size == out || size == 1)
+        continue;
+      if (out != 1)
+        return failure();
+      out = size;
+    }
+  }
+  return result;
+}
+
+LogicalResult mlir::dpc::verifyBroadcastingOp(Operation *op,
+                                              ArrayRef<Value> data,
+                                              Type resultElementType) {
+  Type elementType = getTensorType(data.front()).getElementType();
+  for (Value value : data)
+    if (getTensorType(value).getElementType() != elementType)
+      return op->emitOpError("operands have different element types (C1)");
+  auto resultType = getTensorType(op->getResult(0));
+  if (resultType.getElementType() != resultElementType)
+    return op->emitOpError("result element type ")
+           << resultType.getElementType() << " should be " << resultElementType
+           << " (C1)";
+
+  SmallVector<ArrayRef<int64_t>> shapes;
+  for (Value operand : op->getOperands())
+    shapes.push_back(getTensorType(operand).getShape());
+  FailureOr<SmallVector<int64_t>> shape = getBroadcastShape(shapes);
+  if (failed(shape)) {
+    InFlightDiagnostic diag = op->emitOpError("operand shapes");
+    for (ArrayRef<int64_t> operandShape : shapes)
+      diag << " " << formatShape(operandShape);
+    return diag << " are not broadcast-compatible (C2)";
+  }
+  if (resultType.getShape() != ArrayRef<int64_t>(*shape))
+    return op->emitOpError("result shape ")
+           << formatShape(resultType.getShape())
+           << " is not the broadcast shape " << formatShape(*shape) << " (C3)";
+  return success();
+}
+
+LogicalResult CompareOp::verify() {
+  return verifyBroadcastingOp(*this, {getLhs(), getRhs()},
+                              IntegerType::get(getContext(), 1));
+}
+
+LogicalResult SelectOp::verify() {
+  return verifyBroadcastingOp(*this, {getOnTrue(), getOnFalse()},
+                              getOnTrue().getType().getElementType());
+}
+
+LogicalResult BroadcastToOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType resultType = getResult().getType();
+  if (inputType.getElementType() != resultType.getElementType())
+    return emitOpError("element types differ (C1)");
+  ArrayRef<int64_t> in = inputType.getShape(), out = resultType.getShape();
+  bool compatible = in.size() <= out.size();
+  for (size_t i = 0; compatible && i < in.size(); ++i) {
+    int64_t outSize = out[out.size() - in.size() + i];
+    compatible = in[i] == 1 || in[i] == outSize;
+  }
+  if (!compatible)
+    return emitOpError("cannot broadcast ")
+           << formatShape(in) << " to " << formatShape(out) << " (C2)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+void ConstantOp::print(OpAsmPrinter &printer) {
+  printer.printOptionalAttrDict((*this)->getAttrs(), {"value"});
+  printer << " ";
+  printer.printAttribute(getValue());
+}
+
+ParseResult ConstantOp::parse(OpAsmParser &parser, OperationState &result) {
+  ElementsAttr value;
+  if (parser.parseOptionalAttrDict(result.attributes) ||
+      parser.parseAttribute(value, "value", result.attributes))
+    return failure();
+  result.addTypes(value.getType());
+  return success();
+}
+
+LogicalResult ConstantOp::verify() {
+  if (getValue().getType() != getResult().getType())
+    return emitOpError("value type ")
+           << getValue().getType() << " differs from result type "
+           << getResult().getType() << " (C1)";
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType lhsType = getLhs().getType(), rhsType = getRhs().getType();
+  RankedTensorType resultType = getResult().getType();
+  if (lhsType.getRank() < 2 || rhsType.getRank() < 2)
+    return emitOpError("operands must have rank 2 or more (C1)");
+  if (lhsType.getElementType() != rhsType.getElementType() ||
+      lhsType.getElementType() != resultType.getElementType())
+    return emitOpError("element types differ (C2)");
+  ArrayRef<int64_t> lhs = lhsType.getShape(), rhs = rhsType.getShape();
+  if (lhs.back() != rhs[rhs.size() - 2])
+    return emitOpError("contracted dimensions differ: lhs has ")
+           << lhs.back() << ", rhs has " << rhs[rhs.size() - 2] << " (C3)";
+  FailureOr<SmallVector<int64_t>> batch =
+      getBroadcastShape({lhs.drop_back(2), rhs.drop_back(2)});
+  if (failed(batch))
+    return emitOpError("batch dimensions ")
+           << formatShape(lhs.drop_back(2)) << " and "
+           << formatShape(rhs.drop_back(2))
+           << " are not broadcast-compatible (C4)";
+  SmallVector<int64_t> expected = *batch;
+  expected.push_back(lhs[lhs.size() - 2]);
+  expected.push_back(rhs.back());
+  if (resultType.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape ")
+           << formatShape(resultType.getShape()) << " should be "
+           << formatShape(expected) << " (C5)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+/// Output size of a sliding window along one dimension, or a non-positive
+/// number when the window does not fit.
+static int64_t getWindowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                                   int64_t padBegin, int64_t padEnd,
+                                   int64_t dilation, bool ceilMode) {
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  // A window may not start inside the end padding.
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+static bool allPositive(ArrayRef<int64_t> values) {
+  return llvm::all_of(values, [](int64_t v) { return v > 0; });
+}
+
+static bool allNonNegative(ArrayRef<int64_t> values) {
+  return llvm::all_of(values, [](int64_t v) { return v >= 0; });
+}
+
+LogicalResult Conv2DOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType filterType = getFilter().getType();
+  if (inputType.getRank() != 4 || filterType.getRank() != 4)
+    return emitOpError("input and filter must have rank 4 (C1)");
+  ArrayRef<int64_t> strides = getStrides(), padding = getPadding(),
+                    dilations = getDilations();
+  int64_t groups = getGroups();
+  if (strides.size() != 2 || dilations.size() != 2 || padding.size() != 4 ||
+      !allPositive(strides) || !allPositive(dilations) ||
+      !allNonNegative(padding) || groups <= 0)
+    return emitOpError("needs 2 positive strides and dilations, 4 "
+                       "non-negative paddings and positive groups (C2)");
+  ArrayRef<int64_t> in = inputType.getShape(), filter = filterType.getShape();
+  if (in[1] != filter[1] * groups || filter[0] % groups != 0)
+    return emitOpError("input has ")
+           << in[1] << " channels, but filter expects " << filter[1]
+           << " per group in " << groups << " groups of " << filter[0]
+           << " filters (C3)";
+  Type elementType = inputType.getElementType();
+  if (Value bias = getBias()) {
+    auto biasType = getTensorType(bias);
+    if (biasType.getShape() != ArrayRef<int64_t>{filter[0]})
+      return emitOpError("bias shape ")
+             << formatShape(biasType.getShape()) << " should be [" << filter[0]
+             << "] (C4)";
+    if (biasType.getElementType() != elementType)
+      return emitOpError("element types differ (C5)");
+  }
+  if (filterType.getElementType() != elementType ||
+      getResult().getType().getElementType() != elementType)
+    return emitOpError("element types differ (C5)");
+  SmallVector<int64_t> expected = {in[0], filter[0]};
+  for (int d = 0; d < 2; ++d)
+    expected.push_back(getWindowOutputSize(in[2 + d], filter[2 + d], strides[d],
+                                           padding[d], padding[2 + d],
+                                           dilations[d],
+                                           /*ceilMode=*/false));
+  if (expected[2] <= 0 || expected[3] <= 0 ||
+      getResult().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape ")
+           << formatShape(getResult().getType().getShape()) << " should be "
+           << formatShape(expected) << " (C6)";
+  return success();
+}
+
+/// Shared verifier of max_pool2d and avg_pool2d.
+template <typename PoolOp> static LogicalResult verifyPool2D(PoolOp op) {
+  RankedTensorType inputType = op.getInput().getType();
+  if (inputType.getRank() != 4)
+    return op.emitOpError("input must have rank 4 (C1)");
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                    padding = op.getPadding(), dilations = op.getDilations();
+  bool valid = kernel.size() == 2 && strides.size() == 2 &&
+               dilations.size() == 2 && padding.size() == 4 &&
+               allPositive(kernel) && allPositive(strides) &&
+               allPositive(dilations) && allNonNegative(padding);
+  for (int d = 0; valid && d < 2; ++d)
+    valid = padding[d] < kernel[d] && padding[2 + d] < kernel[d];
+  if (!valid)
+    return op.emitOpError(
+        "needs 2 positive kernel sizes, strides and dilations and 4 "
+        "non-negative paddings smaller than the kernel (C2)");
+  ArrayRef<int64_t> in = inputType.getShape();
+  SmallVector<int64_t> expected = {in[0], in[1]};
+  for (int d = 0; d < 2; ++d)
+    expected.push_back(getWindowOutputSize(in[2 + d], kernel[d], strides[d],
+                                           padding[d], padding[2 + d],
+                                           dilations[d], op.getCeilMode()));
+  RankedTensorType resultType = op.getResult().getType();
+  if (expected[2] <= 0 || expected[3] <= 0 ||
+      resultType.getShape() != ArrayRef<int64_t>(expected) ||
+      resultType.getElementType() != inputType.getElementType())
+    return op.emitOpError("result type ")
+           << resultType << " should have shape " << formatShape(expected)
+           << " and element type " << inputType.getElementType() << " (C3)";
+  return success();
+}
+
+LogicalResult MaxPool2DOp::verify() { return verifyPool2D(*this); }
+LogicalResult AvgPool2DOp::verify() { return verifyPool2D(*this); }
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+/// Shared verifier of the reduce_* ops.
+static LogicalResult verifyReduction(Operation *op, ArrayRef<int64_t> dims,
+                                     bool keepDims) {
+  auto inputType = getTensorType(op->getOperand(0));
+  auto resultType = getTensorType(op->getResult(0));
+  for (auto [i, dim] : llvm::enumerate(dims))
+    if (dim < 0 || dim >= inputType.getRank() || (i > 0 && dim <= dims[i - 1]))
+      return op->emitOpError("dims ")
+             << formatShape(dims) << " must be strictly increasing within [0, "
+             << inputType.getRank() << ") (C1)";
+  if (inputType.getElementType() != resultType.getElementType())
+    return op->emitOpError("element types differ (C2)");
+  SmallVector<int64_t> expected;
+  for (auto [dim, size] : llvm::enumerate(inputType.getShape())) {
+    if (!llvm::is_contained(dims, static_cast<int64_t>(dim)))
+      expected.push_back(size);
+    else if (keepDims)
+      expected.push_back(1);
+  }
+  if (resultType.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError("result shape ")
+           << formatShape(resultType.getShape()) << " should be "
+           << formatShape(expected) << " (C3)";
+  return success();
+}
+
+LogicalResult ReduceSumOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepDims());
+}
+LogicalResult ReduceMeanOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepDims());
+}
+LogicalResult ReduceMaxOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepDims());
+}
+LogicalResult ReduceMinOp::verify() {
+  return verifyReduction(*this, getDims(), getKeepDims());
+}
+
+static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank,
+                                StringRef constraint) {
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError("axis ") << axis << " is out of range [0, " << rank
+                                    << ") (" << constraint << ")";
+  return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getInput().getType().getRank(), "C1");
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return verifyAxis(*this, getAxis(), getInput().getType().getRank(), "C1");
+}
+
+LogicalResult LayerNormOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  if (failed(verifyAxis(*this, getAxis(), inputType.getRank(), "C1")))
+    return failure();
+  RankedTensorType scaleType = getScale().getType();
+  ArrayRef<int64_t> normalized = inputType.getShape().drop_front(getAxis());
+  if (scaleType.getShape() != normalized)
+    return emitOpError("scale shape ")
+           << formatShape(scaleType.getShape()) << " should be "
+           << formatShape(normalized) << " (C2)";
+  if (Value bias = getBias(); bias && bias.getType() != scaleType)
+    return emitOpError("bias type ")
+           << bias.getType() << " differs from scale type " << scaleType
+           << " (C3)";
+  if (scaleType.getElementType() != inputType.getElementType())
+    return emitOpError("element types differ (C4)");
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  if (inputType.getRank() < 2)
+    return emitOpError("input must have rank 2 or more (C1)");
+  RankedTensorType scaleType = getScale().getType();
+  if (scaleType.getShape() != ArrayRef<int64_t>{inputType.getDimSize(1)})
+    return emitOpError("scale shape ")
+           << formatShape(scaleType.getShape()) << " should be ["
+           << inputType.getDimSize(1) << "] (C2)";
+  if (scaleType.getElementType() != inputType.getElementType())
+    return emitOpError("element types differ (C3)");
+  float momentum = getMomentum().convertToFloat();
+  if (!(momentum >= 0.0f && momentum <= 1.0f) ||
+      !(getEpsilon().convertToFloat() > 0.0f))
+    return emitOpError("momentum must be within [0, 1] and epsilon "
+                       "positive (C4)");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType resultType = getResult().getType();
+  if (inputType.getNumElements() != resultType.getNumElements())
+    return emitOpError("cannot reshape ")
+           << inputType.getNumElements() << " elements into "
+           << resultType.getNumElements() << " (C1)";
+  if (inputType.getElementType() != resultType.getElementType())
+    return emitOpError("element types differ (C2)");
+  return success();
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getResult().getType())
+    return getInput();
+  // reshape(reshape(x)) is one reshape.
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getResult().getType());
+  return {};
+}
+
+LogicalResult TransposeOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  ArrayRef<int64_t> permutation = getPermutation();
+  SmallVector<bool> seen(inputType.getRank(), false);
+  bool valid = static_cast<int64_t>(permutation.size()) == inputType.getRank();
+  for (int64_t dim : permutation) {
+    valid = valid && dim >= 0 && dim < inputType.getRank() && !seen[dim];
+    if (valid)
+      seen[dim] = true;
+  }
+  if (!valid)
+    return emitOpError("permutation ")
+           << formatShape(permutation) << " is not a permutation of [0, "
+           << inputType.getRank() << ") (C1)";
+  SmallVector<int64_t> expected;
+  for (int64_t dim : permutation)
+    expected.push_back(inputType.getDimSize(dim));
+  RankedTensorType resultType = getResult().getType();
+  if (resultType.getShape() != ArrayRef<int64_t>(expected) ||
+      resultType.getElementType() != inputType.getElementType())
+    return emitOpError("result type ") << resultType << " should have shape "
+                                       << formatShape(expected) << " (C2)";
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input (C1)");
+  RankedTensorType resultType = getResult().getType();
+  int64_t rank = resultType.getRank();
+  for (Value input : getInputs()) {
+    auto type = getTensorType(input);
+    if (type.getRank() != rank ||
+        type.getElementType() != resultType.getElementType())
+      return emitOpError("inputs and result differ in rank or element "
+                         "type (C2)");
+  }
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, rank, "C3")))
+    return failure();
+  int64_t total = 0;
+  for (Value input : getInputs()) {
+    ArrayRef<int64_t> shape = getTensorType(input).getShape();
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && shape[d] != resultType.getDimSize(d))
+        return emitOpError("dimension ")
+               << d << " differs among inputs and result (C4)";
+    total += shape[axis];
+  }
+  if (total != resultType.getDimSize(axis))
+    return emitOpError("result has ")
+           << resultType.getDimSize(axis) << " on axis " << axis
+           << ", but the inputs add up to " << total << " (C5)";
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  ArrayRef<int64_t> start = getStart(), limit = getLimit(),
+                    stride = getStride();
+  size_t rank = inputType.getRank();
+  if (start.size() != rank || limit.size() != rank || stride.size() != rank)
+    return emitOpError("start, limit and stride need one entry per "
+                       "dimension (C1)");
+  SmallVector<int64_t> expected;
+  for (size_t d = 0; d < rank; ++d) {
+    if (start[d] < 0 || start[d] > limit[d] ||
+        limit[d] > inputType.getDimSize(d) || stride[d] < 1)
+      return emitOpError("dimension ")
+             << d << ": needs 0 <= start (" << start[d] << ") <= limit ("
+             << limit[d] << ") <= size (" << inputType.getDimSize(d)
+             << ") and stride (" << stride[d] << ") >= 1 (C2)";
+    expected.push_back((limit[d] - start[d] + stride[d] - 1) / stride[d]);
+  }
+  RankedTensorType resultType = getResult().getType();
+  if (resultType.getShape() != ArrayRef<int64_t>(expected) ||
+      resultType.getElementType() != inputType.getElementType())
+    return emitOpError("result type ") << resultType << " should have shape "
+                                       << formatShape(expected) << " (C3)";
+  return success();
+}
+
+LogicalResult SplitOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  int64_t axis = getAxis();
+  if (getResults().empty())
+    return emitOpError("needs at least one result (C1)");
+  if (failed(verifyAxis(*this, axis, inputType.getRank(), "C1")))
+    return failure();
+  int64_t total = 0;
+  for (Value result : getResults()) {
+    auto type = getTensorType(result);
+    bool agrees = type.getRank() == inputType.getRank() &&
+                  type.getElementType() == inputType.getElementType();
+    for (int64_t d = 0; agrees && d < type.getRank(); ++d)
+      agrees = d == axis || type.getDimSize(d) == inputType.getDimSize(d);
+    if (!agrees)
+      return emitOpError("result ")
+             << type << " does not agree with input " << inputType
+             << " outside axis " << axis << " (C2)";
+    total += type.getDimSize(axis);
+  }
+  if (total != inputType.getDimSize(axis))
+    return emitOpError("results add up to ")
+           << total << " on axis " << axis << ", input has "
+           << inputType.getDimSize(axis) << " (C3)";
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, inputType.getRank(), "C1")))
+    return failure();
+  ArrayRef<int64_t> in = inputType.getShape();
+  SmallVector<int64_t> expected(in.take_front(axis));
+  llvm::append_range(expected, getIndices().getType().getShape());
+  llvm::append_range(expected, in.drop_front(axis + 1));
+  RankedTensorType resultType = getResult().getType();
+  if (resultType.getShape() != ArrayRef<int64_t>(expected) ||
+      resultType.getElementType() != inputType.getElementType())
+    return emitOpError("result type ")
+           << resultType << " should have shape " << formatShape(expected)
+           << " and element type " << inputType.getElementType() << " (C2)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Regularization and losses
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError("ratio ") << ratio << " is not within [0, 1) (C1)";
+  return success();
+}
+
+/// Shared verifier of the loss ops.
+template <typename LossOp> static LogicalResult verifyLoss(LossOp op) {
+  RankedTensorType inputType = op.getInput().getType();
+  ArrayRef<int64_t> in = inputType.getShape();
+  SmallVector<int64_t> labelShape;
+  if (in.size() >= 2) {
+    labelShape.push_back(in[0]);
+    llvm::append_range(labelShape, in.drop_front(2));
+  }
+  ArrayRef<int64_t> labels = op.getLabels().getType().getShape();
+  if (in.size() < 2 || labels != ArrayRef<int64_t>(labelShape))
+    return op.emitOpError("labels shape ")
+           << formatShape(labels) << " does not match input shape "
+           << formatShape(in) << " without its class dimension (C1)";
+  RankedTensorType resultType = op.getResult().getType();
+  ArrayRef<int64_t> expected;
+  if (op.getReduction() == LossReduction::none)
+    expected = labels;
+  if (resultType.getElementType() != inputType.getElementType() ||
+      resultType.getShape() != expected)
+    return op.emitOpError("result type ")
+           << resultType << " should have shape " << formatShape(expected)
+           << " and element type " << inputType.getElementType() << " (C2)";
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::verify() { return verifyLoss(*this); }
+LogicalResult NllLossOp::verify() { return verifyLoss(*this); }
+
+#define GET_OP_CLASSES
+#include "dpc/Dialect/Dpc/IR/DpcOps.cpp.inc"

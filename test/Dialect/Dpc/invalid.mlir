@@ -1,0 +1,649 @@
+// RUN: dpc-opt %s -split-input-file -verify-diagnostics
+//
+// One case per numbered constraint of every op (see DpcOps.td). Each case
+// opens with `// <op> (Cn)`, which check-verifier-coverage.py reads.
+
+// dpc.constant (C1)
+func.func @constant_type() {
+  // expected-error @+1 {{value type 'tensor<2xf32>' differs from result type 'tensor<3xf32>' (C1)}}
+  %0 = "dpc.constant"() <{value = dense<1.0> : tensor<2xf32>}> : () -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// dpc.neg (C1)
+func.func @unary_type(%x: tensor<2xf32>) {
+  // expected-error @+1 {{requires the same type for all operands and results}}
+  %0 = "dpc.neg"(%x) : (tensor<2xf32>) -> tensor<2xf16>
+  return
+}
+
+// -----
+
+// dpc.add (C1)
+func.func @binary_element_types(%x: tensor<2xf32>, %y: tensor<2xf16>) {
+  // expected-error @+1 {{operands have different element types (C1)}}
+  %0 = dpc.add %x, %y : (tensor<2xf32>, tensor<2xf16>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// dpc.mul (C1)
+func.func @binary_result_element_type(%x: tensor<2xf32>) {
+  // expected-error @+1 {{result element type 'f16' should be 'f32' (C1)}}
+  %0 = dpc.mul %x, %x : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf16>
+  return
+}
+
+// -----
+
+// dpc.sub (C2)
+func.func @binary_broadcast(%x: tensor<4x3xf32>, %y: tensor<2xf32>) {
+  // expected-error @+1 {{operand shapes [4, 3] [2] are not broadcast-compatible (C2)}}
+  %0 = dpc.sub %x, %y : (tensor<4x3xf32>, tensor<2xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// dpc.div (C3)
+func.func @binary_result_shape(%x: tensor<4x3xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{result shape [3] is not the broadcast shape [4, 3] (C3)}}
+  %0 = dpc.div %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// dpc.compare (C1)
+func.func @compare_element_types(%x: tensor<2xf32>, %y: tensor<2xi32>) {
+  // expected-error @+1 {{operands have different element types (C1)}}
+  %0 = dpc.compare eq, %x, %y : (tensor<2xf32>, tensor<2xi32>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+// dpc.compare (C2)
+func.func @compare_broadcast(%x: tensor<2xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{not broadcast-compatible (C2)}}
+  %0 = dpc.compare eq, %x, %y : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+// dpc.compare (C3)
+func.func @compare_result_shape(%x: tensor<2x1xf32>, %y: tensor<3xf32>) {
+  // expected-error @+1 {{is not the broadcast shape [2, 3] (C3)}}
+  %0 = dpc.compare lt, %x, %y : (tensor<2x1xf32>, tensor<3xf32>) -> tensor<2xi1>
+  return
+}
+
+// -----
+
+// dpc.select (C1)
+func.func @select_element_types(%c: tensor<2xi1>, %x: tensor<2xf32>, %y: tensor<2xf64>) {
+  // expected-error @+1 {{operands have different element types (C1)}}
+  %0 = dpc.select %c, %x, %y : (tensor<2xi1>, tensor<2xf32>, tensor<2xf64>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// dpc.select (C2)
+func.func @select_broadcast(%c: tensor<3xi1>, %x: tensor<2xf32>) {
+  // expected-error @+1 {{operand shapes [3] [2] [2] are not broadcast-compatible (C2)}}
+  %0 = dpc.select %c, %x, %x : (tensor<3xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// dpc.select (C3)
+func.func @select_result_shape(%c: tensor<4x1xi1>, %x: tensor<2xf32>) {
+  // expected-error @+1 {{is not the broadcast shape [4, 2] (C3)}}
+  %0 = dpc.select %c, %x, %x : (tensor<4x1xi1>, tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// dpc.cast (C1)
+func.func @cast_shape(%x: tensor<2xf32>) {
+  // expected-error @+1 {{all non-scalar operands/results must have the same shape}}
+  %0 = dpc.cast %x : tensor<2xf32> -> tensor<3xf16>
+  return
+}
+
+// -----
+
+// dpc.matmul (C1)
+func.func @matmul_rank(%a: tensor<4xf32>, %b: tensor<4x2xf32>) {
+  // expected-error @+1 {{operands must have rank 2 or more (C1)}}
+  %0 = dpc.matmul %a, %b : (tensor<4xf32>, tensor<4x2xf32>) -> tensor<2xf32>
+  return
+}
+
+// -----
+
+// dpc.matmul (C2)
+func.func @matmul_element_types(%a: tensor<2x4xf32>, %b: tensor<4x2xf16>) {
+  // expected-error @+1 {{element types differ (C2)}}
+  %0 = dpc.matmul %a, %b : (tensor<2x4xf32>, tensor<4x2xf16>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// dpc.matmul (C3)
+func.func @matmul_contraction(%a: tensor<2x4xf32>, %b: tensor<5x2xf32>) {
+  // expected-error @+1 {{contracted dimensions differ: lhs has 4, rhs has 5 (C3)}}
+  %0 = dpc.matmul %a, %b : (tensor<2x4xf32>, tensor<5x2xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// dpc.matmul (C4)
+func.func @matmul_batch(%a: tensor<3x2x4xf32>, %b: tensor<5x4x2xf32>) {
+  // expected-error @+1 {{batch dimensions [3] and [5] are not broadcast-compatible (C4)}}
+  %0 = dpc.matmul %a, %b : (tensor<3x2x4xf32>, tensor<5x4x2xf32>) -> tensor<3x2x2xf32>
+  return
+}
+
+// -----
+
+// dpc.matmul (C5)
+func.func @matmul_result(%a: tensor<3x2x4xf32>, %b: tensor<4x6xf32>) {
+  // expected-error @+1 {{result shape [2, 6] should be [3, 2, 6] (C5)}}
+  %0 = dpc.matmul %a, %b : (tensor<3x2x4xf32>, tensor<4x6xf32>) -> tensor<2x6xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d (C1)
+func.func @conv_rank(%x: tensor<2x3x8xf32>, %f: tensor<6x3x3x3xf32>) {
+  // expected-error @+1 {{input and filter must have rank 4 (C1)}}
+  %0 = dpc.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x6x6xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d (C2)
+func.func @conv_attributes(%x: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>) {
+  // expected-error @+1 {{needs 2 positive strides and dilations, 4 non-negative paddings and positive groups (C2)}}
+  %0 = dpc.conv2d %x, %f {strides = array<i64: 0, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x6x6xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d (C3)
+func.func @conv_channels(%x: tensor<2x4x8x8xf32>, %f: tensor<6x3x3x3xf32>) {
+  // expected-error @+1 {{input has 4 channels, but filter expects 3 per group in 1 groups of 6 filters (C3)}}
+  %0 = dpc.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x4x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x6x6xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d (C4)
+func.func @conv_bias(%x: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>, %b: tensor<5xf32>) {
+  // expected-error @+1 {{bias shape [5] should be [6] (C4)}}
+  %0 = dpc.conv2d %x, %f, %b {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>, tensor<5xf32>) -> tensor<2x6x6x6xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d (C5)
+func.func @conv_element_types(%x: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf16>) {
+  // expected-error @+1 {{element types differ (C5)}}
+  %0 = dpc.conv2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf16>) -> tensor<2x6x6x6xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d (C6)
+func.func @conv_result(%x: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>) {
+  // expected-error @+1 {{result shape [2, 6, 8, 8] should be [2, 6, 4, 4] (C6)}}
+  %0 = dpc.conv2d %x, %f {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x8x8xf32>
+  return
+}
+
+// -----
+
+// dpc.max_pool2d (C1)
+func.func @pool_rank(%x: tensor<3x8x8xf32>) {
+  // expected-error @+1 {{input must have rank 4 (C1)}}
+  %0 = dpc.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+      : tensor<3x8x8xf32> -> tensor<3x4x4xf32>
+  return
+}
+
+// -----
+
+// dpc.max_pool2d (C2)
+func.func @pool_padding(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{paddings smaller than the kernel (C2)}}
+  %0 = dpc.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 2, 0, 0, 0>, dilations = array<i64: 1, 1>}
+      : tensor<1x3x8x8xf32> -> tensor<1x3x5x4xf32>
+  return
+}
+
+// -----
+
+// dpc.max_pool2d (C3)
+func.func @pool_result(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{should have shape [1, 3, 4, 4] and element type 'f32' (C3)}}
+  %0 = dpc.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+      : tensor<1x3x8x8xf32> -> tensor<1x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.avg_pool2d (C1)
+func.func @avg_pool_rank(%x: tensor<8x8xf32>) {
+  // expected-error @+1 {{input must have rank 4 (C1)}}
+  %0 = dpc.avg_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+      : tensor<8x8xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// dpc.avg_pool2d (C2)
+func.func @avg_pool_kernel(%x: tensor<1x3x8x8xf32>) {
+  // expected-error @+1 {{needs 2 positive kernel sizes, strides and dilations and 4 non-negative paddings smaller than the kernel (C2)}}
+  %0 = dpc.avg_pool2d %x {kernel_shape = array<i64: 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+      : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// dpc.avg_pool2d (C3)
+func.func @avg_pool_ceil_mode(%x: tensor<1x3x7x7xf32>) {
+  // ceil_mode rounds 7 / 2 up to 4 windows (7 = 3 full windows + 1).
+  // expected-error @+1 {{should have shape [1, 3, 4, 4] and element type 'f32' (C3)}}
+  %0 = dpc.avg_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode}
+      : tensor<1x3x7x7xf32> -> tensor<1x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.reduce_sum (C1)
+func.func @reduce_dims(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dims [1, 0] must be strictly increasing within [0, 2) (C1)}}
+  %0 = dpc.reduce_sum %x [1, 0] : tensor<4x8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// dpc.reduce_mean (C1)
+func.func @reduce_dims_range(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{dims [2] must be strictly increasing within [0, 2) (C1)}}
+  %0 = dpc.reduce_mean %x [2] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// dpc.reduce_max (C2)
+func.func @reduce_element_type(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{element types differ (C2)}}
+  %0 = dpc.reduce_max %x [1] : tensor<4x8xf32> -> tensor<4xf16>
+  return
+}
+
+// -----
+
+// dpc.reduce_min (C3)
+func.func @reduce_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{result shape [4] should be [4, 1] (C3)}}
+  %0 = dpc.reduce_min %x [1] keep_dims : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.softmax (C1)
+func.func @softmax_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis 2 is out of range [0, 2) (C1)}}
+  %0 = dpc.softmax %x {axis = 2 : i64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// dpc.log_softmax (C1)
+func.func @log_softmax_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{axis -1 is out of range [0, 2) (C1)}}
+  %0 = dpc.log_softmax %x {axis = -1 : i64} : tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// dpc.layer_norm (C1)
+func.func @layer_norm_axis(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{axis 3 is out of range [0, 2) (C1)}}
+  %0 = dpc.layer_norm %x, %g {axis = 3 : i64, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// dpc.layer_norm (C2)
+func.func @layer_norm_scale(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+1 {{scale shape [8] should be [4, 8] (C2)}}
+  %0 = dpc.layer_norm %x, %g {axis = 0 : i64, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>
+  return
+}
+
+// -----
+
+// dpc.layer_norm (C3)
+func.func @layer_norm_bias(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{bias type 'tensor<4xf32>' differs from scale type 'tensor<8xf32>' (C3)}}
+  %0 = dpc.layer_norm %x, %g, %b {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.layer_norm (C4)
+func.func @layer_norm_element_type(%x: tensor<4x8xf32>, %g: tensor<8xf16>) {
+  // expected-error @+1 {{element types differ (C4)}}
+  %0 = dpc.layer_norm %x, %g {axis = 1 : i64, epsilon = 1.0e-5 : f32} : tensor<4x8xf32>, tensor<8xf16>
+  return
+}
+
+// -----
+
+// dpc.batch_norm (C1)
+func.func @batch_norm_rank(%x: tensor<4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{input must have rank 2 or more (C1)}}
+  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.batch_norm (C2)
+func.func @batch_norm_channels(%x: tensor<2x3x4x4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{scale shape [4] should be [3] (C2)}}
+  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<2x3x4x4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.batch_norm (C3)
+func.func @batch_norm_element_type(%x: tensor<2x3xf32>, %c: tensor<3xf16>) {
+  // expected-error @+1 {{element types differ (C3)}}
+  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<2x3xf32>, tensor<3xf16>
+  return
+}
+
+// -----
+
+// dpc.batch_norm (C4)
+func.func @batch_norm_momentum(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{momentum must be within [0, 1] and epsilon positive (C4)}}
+  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 1.5 : f32} : tensor<2x3xf32>, tensor<3xf32>
+  return
+}
+
+// -----
+
+// dpc.reshape (C1)
+func.func @reshape_count(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{cannot reshape 24 elements into 25 (C1)}}
+  %0 = dpc.reshape %x : tensor<4x6xf32> -> tensor<5x5xf32>
+  return
+}
+
+// -----
+
+// dpc.reshape (C2)
+func.func @reshape_element_type(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{element types differ (C2)}}
+  %0 = dpc.reshape %x : tensor<4x6xf32> -> tensor<24xi32>
+  return
+}
+
+// -----
+
+// dpc.broadcast_to (C1)
+func.func @broadcast_element_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{element types differ (C1)}}
+  %0 = dpc.broadcast_to %x : tensor<4xf32> -> tensor<2x4xf16>
+  return
+}
+
+// -----
+
+// dpc.broadcast_to (C2)
+func.func @broadcast_shape(%x: tensor<4xf32>) {
+  // expected-error @+1 {{cannot broadcast [4] to [4, 2] (C2)}}
+  %0 = dpc.broadcast_to %x : tensor<4xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// dpc.transpose (C1)
+func.func @transpose_permutation(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{permutation [0, 0] is not a permutation of [0, 2) (C1)}}
+  %0 = dpc.transpose %x [0, 0] : tensor<4x6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// dpc.transpose (C2)
+func.func @transpose_result(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{should have shape [6, 4] (C2)}}
+  %0 = dpc.transpose %x [1, 0] : tensor<4x6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// dpc.concat (C1)
+func.func @concat_empty() {
+  // expected-error @+1 {{needs at least one input (C1)}}
+  %0 = dpc.concat {axis = 0 : i64} : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.concat (C2)
+func.func @concat_rank(%x: tensor<4xf32>, %y: tensor<4x1xf32>) {
+  // expected-error @+1 {{inputs and result differ in rank or element type (C2)}}
+  %0 = dpc.concat %x, %y {axis = 0 : i64} : (tensor<4xf32>, tensor<4x1xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// dpc.concat (C3)
+func.func @concat_axis(%x: tensor<4xf32>) {
+  // expected-error @+1 {{axis 1 is out of range [0, 1) (C3)}}
+  %0 = dpc.concat %x, %x {axis = 1 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// dpc.concat (C4)
+func.func @concat_other_dims(%x: tensor<4x2xf32>, %y: tensor<4x3xf32>) {
+  // expected-error @+1 {{dimension 1 differs among inputs and result (C4)}}
+  %0 = dpc.concat %x, %y {axis = 0 : i64} : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+// dpc.concat (C5)
+func.func @concat_sum(%x: tensor<4x2xf32>) {
+  // expected-error @+1 {{result has 9 on axis 0, but the inputs add up to 8 (C5)}}
+  %0 = dpc.concat %x, %x {axis = 0 : i64} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<9x2xf32>
+  return
+}
+
+// -----
+
+// dpc.slice (C1)
+func.func @slice_lengths(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{start, limit and stride need one entry per dimension (C1)}}
+  %0 = dpc.slice %x {start = array<i64: 0>, limit = array<i64: 4, 6>, stride = array<i64: 1, 1>} : tensor<4x6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+// dpc.slice (C2)
+func.func @slice_bounds(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{dimension 1: needs 0 <= start (0) <= limit (7) <= size (6) and stride (1) >= 1 (C2)}}
+  %0 = dpc.slice %x {start = array<i64: 0, 0>, limit = array<i64: 4, 7>, stride = array<i64: 1, 1>} : tensor<4x6xf32> -> tensor<4x7xf32>
+  return
+}
+
+// -----
+
+// dpc.slice (C3)
+func.func @slice_result(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{should have shape [4, 3] (C3)}}
+  %0 = dpc.slice %x {start = array<i64: 0, 0>, limit = array<i64: 4, 6>, stride = array<i64: 1, 2>} : tensor<4x6xf32> -> tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// dpc.split (C1)
+func.func @split_axis(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{axis 2 is out of range [0, 2) (C1)}}
+  %0:2 = dpc.split %x {axis = 2 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>, tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// dpc.split (C2)
+func.func @split_other_dims(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{result 'tensor<3x3xf32>' does not agree with input 'tensor<4x6xf32>' outside axis 1 (C2)}}
+  %0:2 = dpc.split %x {axis = 1 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>, tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.split (C3)
+func.func @split_sum(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{results add up to 5 on axis 1, input has 6 (C3)}}
+  %0:2 = dpc.split %x {axis = 1 : i64} : tensor<4x6xf32> -> tensor<4x3xf32>, tensor<4x2xf32>
+  return
+}
+
+// -----
+
+// dpc.gather (C1)
+func.func @gather_axis(%x: tensor<4x6xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{axis 2 is out of range [0, 2) (C1)}}
+  %0 = dpc.gather %x[%i] {axis = 2 : i64} : (tensor<4x6xf32>, tensor<3xi64>) -> tensor<4x6x3xf32>
+  return
+}
+
+// -----
+
+// dpc.gather (C2)
+func.func @gather_result(%x: tensor<4x6xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{should have shape [4, 3] and element type 'f32' (C2)}}
+  %0 = dpc.gather %x[%i] {axis = 1 : i64} : (tensor<4x6xf32>, tensor<3xi64>) -> tensor<3x6xf32>
+  return
+}
+
+// -----
+
+// dpc.dropout (C1)
+func.func @dropout_ratio(%x: tensor<4xf32>) {
+  // expected-error @+1 {{ratio 1.000000e+00 is not within [0, 1) (C1)}}
+  %0 = dpc.dropout %x {ratio = 1.0 : f32} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.softmax_cross_entropy (C1)
+func.func @cross_entropy_labels(%x: tensor<4x10xf32>, %l: tensor<10xi64>) {
+  // expected-error @+1 {{labels shape [10] does not match input shape [4, 10] without its class dimension (C1)}}
+  %0 = dpc.softmax_cross_entropy %x, %l mean {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<10xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// dpc.softmax_cross_entropy (C2)
+func.func @cross_entropy_result(%x: tensor<4x10xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{result type 'tensor<f32>' should have shape [4] and element type 'f32' (C2)}}
+  %0 = dpc.softmax_cross_entropy %x, %l none {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// dpc.nll_loss (C1)
+func.func @nll_rank(%x: tensor<10xf32>, %l: tensor<i64>) {
+  // expected-error @+1 {{does not match input shape [10] without its class dimension (C1)}}
+  %0 = dpc.nll_loss %x, %l mean {ignore_index = -100 : i64} : (tensor<10xf32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// dpc.nll_loss (C2)
+func.func @nll_result(%x: tensor<4x10xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{result type 'tensor<4xf32>' should have shape [] and element type 'f32' (C2)}}
+  %0 = dpc.nll_loss %x, %l sum {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Argument attributes.
+// expected-error @+1 {{unknown dpc argument attribute 'dpc.weight'}}
+func.func @unknown_argument_attribute(%x: tensor<4xf32> {dpc.weight = "w"}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dpc.param' must hold the tensor's name as a string}}
+func.func @unnamed_parameter(%x: tensor<4xf32> {dpc.param}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'dpc.param' marks argument #0 of type 'tensor<4xi64>', which is not a floating-point tensor}}
+func.func @integer_parameter(%x: tensor<4xi64> {dpc.param = "ids"}) {
+  return
+}

