@@ -22,5 +22,6 @@ config.substitutions.append(("%dpc_obj_root", config.dpc_obj_root))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = [ToolSubst("dpc-opt", unresolved="fatal")]
+tools = [ToolSubst("dpc-opt", unresolved="fatal"),
+         ToolSubst("dpc-run", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.dpc_tools_dir])

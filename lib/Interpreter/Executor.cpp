@@ -1,0 +1,387 @@
+//===- Executor.cpp - Runs one function of dpc IR -------------------------===//
+//
+// The walk over a function's block and the dispatch table. Every op the
+// interpreter knows appears once in `Executor::dispatch`, with the kernel
+// that computes it; the formulas of the elementwise ops are written there
+// too, next to their op. Results are then checked against their declared
+// types and rounded (f16, bf16) or wrapped (integers) to them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Executor.h"
+#include "Elementwise.h"
+#include "Kernels.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::dpc;
+using namespace mlir::dpc::interpreter;
+
+/// Bounds the nesting of func.call (recursion has no base case here: the
+/// interpreter runs no control flow).
+static constexpr unsigned kMaxCallDepth = 64;
+
+static ArrayRef<int64_t> getShape(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+static Type getElementType(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+template <size_t N>
+static std::array<int64_t, N> toArray(ArrayRef<int64_t> values) {
+  std::array<int64_t, N> array;
+  std::copy_n(values.begin(), N, array.begin());
+  return array;
+}
+
+LogicalResult Executor::checkSupported(func::FuncOp func) {
+  if (func.isExternal())
+    return func.emitError("cannot interpret '")
+           << func.getSymName() << "': it has no body";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError("the interpreter runs single-block functions only");
+  for (Type type : func.getResultTypes())
+    if (!getDTypeOf(type))
+      return func.emitError("the interpreter does not support results of "
+                            "type ")
+             << type;
+  for (Operation &op : func.front()) {
+    if (op.getNumRegions() != 0)
+      return op.emitError("the interpreter does not support ops with "
+                          "regions");
+    for (Type type : op.getResultTypes())
+      if (!getDTypeOf(type))
+        return op.emitError("the interpreter does not support values of "
+                            "type ")
+               << type;
+  }
+  return success();
+}
+
+FailureOr<SmallVector<Tensor>> Executor::call(func::FuncOp func,
+                                              SmallVector<Tensor> arguments) {
+  if (failed(checkSupported(func)))
+    return failure();
+  if (depth >= kMaxCallDepth)
+    return func.emitError("calls nest deeper than ")
+           << kMaxCallDepth << " (recursion?)";
+  ++depth;
+  llvm::scope_exit restoreDepth([&] { --depth; });
+
+  Block &block = func.front();
+  Frame frame;
+  for (auto [argument, tensor] :
+       llvm::zip_equal(block.getArguments(), arguments))
+    frame.values[argument] = std::move(tensor);
+
+  // Each value is freed after the op that uses it last.
+  llvm::DenseMap<Value, Operation *> lastUse;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      lastUse[operand] = &op;
+
+  for (Operation &op : block) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      SmallVector<Tensor> results;
+      for (Value operand : ret.getOperands())
+        results.push_back(frame.values.find(operand)->second);
+      return results;
+    }
+    if (failed(execute(&op, frame)))
+      return failure();
+    for (Value operand : op.getOperands())
+      if (lastUse.lookup(operand) == &op)
+        frame.values.erase(operand);
+  }
+  return func.emitError("the function's block does not end in func.return");
+}
+
+LogicalResult Executor::execute(Operation *op, Frame &frame) {
+  FailureOr<SmallVector<Tensor, 1>> results = dispatch(op, frame);
+  if (failed(results))
+    return failure();
+  if (results->size() != op->getNumResults())
+    return op->emitError("interpreter bug: the kernel made ")
+           << results->size() << " results";
+  for (auto [value, tensor] : llvm::zip_equal(op->getResults(), *results)) {
+    if (tensor.getShape() != getShape(value) ||
+        tensor.getKind() !=
+            getElementKind(getElementType(value), options.precision))
+      return op->emitError("interpreter bug: the kernel's result does not "
+                           "match type ")
+             << value.getType();
+    conformToType(tensor, getElementType(value), options.precision);
+    frame.values[value] = std::move(tensor);
+  }
+  return success();
+}
+
+FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
+                                                     Frame &frame) {
+  using Results = SmallVector<Tensor, 1>;
+  Precision precision = options.precision;
+  auto in = [&](Value value) -> const Tensor & {
+    return frame.values.find(value)->second;
+  };
+  auto operand = [&](unsigned i) -> const Tensor & {
+    return in(op->getOperand(i));
+  };
+  auto resultShape = [&]() { return getShape(op->getResult(0)); };
+  auto one = [](FailureOr<Tensor> tensor) -> FailureOr<Results> {
+    if (failed(tensor))
+      return failure();
+    Results results;
+    results.push_back(std::move(*tensor));
+    return results;
+  };
+  // An elementwise op of two broadcast operands.
+  auto binary = [&](auto fn) {
+    return one(zipBroadcast(operand(0), operand(1), resultShape(),
+                            operand(0).getKind(), fn));
+  };
+  auto reduction = [&](auto reduceOp, ReduceKind kind) {
+    return one(reduce(operand(0), reduceOp.getDims(), kind, resultShape()));
+  };
+  auto pool2dParams = [](auto poolOp) {
+    return Pool2DParams{
+        toArray<2>(poolOp.getKernelShape()), toArray<2>(poolOp.getStrides()),
+        toArray<4>(poolOp.getPadding()), toArray<2>(poolOp.getDilations()),
+        poolOp.getCountIncludePad()};
+  };
+  auto loss = [&](auto lossOp, bool fromLogits) {
+    return one(classificationLoss(
+        op, operand(0), operand(1), lossOp.getReduction(),
+        static_cast<int64_t>(lossOp.getIgnoreIndex()), fromLogits));
+  };
+
+  return llvm::TypeSwitch<Operation *, FailureOr<Results>>(op)
+      // Constants and calls.
+      .Case([&](ConstantOp constant) {
+        return one(materializeConstant(op, constant.getValue(), precision));
+      })
+      .Case([&](arith::ConstantOp constant) -> FailureOr<Results> {
+        auto elements = dyn_cast<ElementsAttr>(constant.getValue());
+        if (!elements)
+          return op->emitError("the interpreter supports tensor constants "
+                               "only");
+        return one(materializeConstant(op, elements, precision));
+      })
+      .Case([&](func::CallOp callOp) -> FailureOr<Results> {
+        auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+            callOp, callOp.getCalleeAttr());
+        if (!callee)
+          return callOp.emitError("no function named '")
+                 << callOp.getCallee() << "'";
+        SmallVector<Tensor> arguments;
+        for (Value argument : callOp.getOperands())
+          arguments.push_back(in(argument));
+        FailureOr<SmallVector<Tensor>> results =
+            call(callee, std::move(arguments));
+        if (failed(results))
+          return failure();
+        return Results(std::make_move_iterator(results->begin()),
+                       std::make_move_iterator(results->end()));
+      })
+
+      // Elementwise unary ops.
+      .Case([&](NegOp) { return one(mapElements(operand(0), Neg())); })
+      .Case([&](AbsOp) { return one(mapElements(operand(0), Abs())); })
+      .Case([&](ExpOp) {
+        return one(
+            mapFloatElements(operand(0), [](auto x) { return std::exp(x); }));
+      })
+      .Case([&](LogOp) {
+        return one(
+            mapFloatElements(operand(0), [](auto x) { return std::log(x); }));
+      })
+      .Case([&](SqrtOp) {
+        return one(
+            mapFloatElements(operand(0), [](auto x) { return std::sqrt(x); }));
+      })
+      .Case([&](RsqrtOp) {
+        return one(mapFloatElements(
+            operand(0), [](auto x) { return decltype(x)(1) / std::sqrt(x); }));
+      })
+      .Case([&](ReciprocalOp) {
+        return one(mapFloatElements(operand(0),
+                                    [](auto x) { return decltype(x)(1) / x; }));
+      })
+      .Case([&](TanhOp) {
+        return one(
+            mapFloatElements(operand(0), [](auto x) { return std::tanh(x); }));
+      })
+      .Case([&](SigmoidOp) {
+        return one(mapFloatElements(operand(0), [](auto x) {
+          using T = decltype(x);
+          return T(1) / (T(1) + std::exp(-x));
+        }));
+      })
+      .Case([&](ReluOp) {
+        return one(mapFloatElements(operand(0), [](auto x) {
+          // NaN stays NaN, as in PyTorch.
+          return std::isnan(x) || x > 0 ? x : decltype(x)(0);
+        }));
+      })
+      .Case([&](ErfOp) {
+        return one(
+            mapFloatElements(operand(0), [](auto x) { return std::erf(x); }));
+      })
+      .Case([&](NotOp) { return one(mapElements(operand(0), Not())); })
+
+      // Elementwise binary ops, broadcasting.
+      .Case([&](AddOp) { return binary(Add()); })
+      .Case([&](SubOp) { return binary(Sub()); })
+      .Case([&](MulOp) { return binary(Mul()); })
+      .Case([&](DivOp) -> FailureOr<Results> {
+        const Tensor &divisor = operand(1);
+        if (!divisor.isFloat())
+          for (int64_t value : divisor.getData<int64_t>())
+            if (value == 0)
+              return op->emitError("integer division by zero");
+        return binary(Div());
+      })
+      .Case([&](PowOp) {
+        return binary([](auto x, auto y) { return std::pow(x, y); });
+      })
+      .Case([&](MaxOp) { return binary(Max()); })
+      .Case([&](MinOp) { return binary(Min()); })
+      .Case([&](AndOp) { return binary(And()); })
+      .Case([&](OrOp) { return binary(Or()); })
+      .Case([&](CompareOp compare) {
+        ComparePredicate predicate = compare.getPredicate();
+        return one(zipBroadcast(operand(0), operand(1), resultShape(),
+                                ElementKind::I64, [predicate](auto x, auto y) {
+                                  switch (predicate) {
+                                  case ComparePredicate::eq:
+                                    return x == y;
+                                  case ComparePredicate::ne:
+                                    return x != y;
+                                  case ComparePredicate::lt:
+                                    return x < y;
+                                  case ComparePredicate::le:
+                                    return x <= y;
+                                  case ComparePredicate::gt:
+                                    return x > y;
+                                  case ComparePredicate::ge:
+                                    return x >= y;
+                                  }
+                                  return false;
+                                }));
+      })
+      .Case([&](SelectOp) {
+        return one(
+            selectBroadcast(operand(0), operand(1), operand(2), resultShape()));
+      })
+      .Case([&](CastOp castOp) {
+        return one(castElements(op, operand(0),
+                                getElementType(castOp.getResult()), precision));
+      })
+
+      // Contractions and pooling.
+      .Case([&](MatmulOp) {
+        return one(matmul(operand(0), operand(1), resultShape()));
+      })
+      .Case([&](Conv2DOp conv) {
+        Conv2DParams params{toArray<2>(conv.getStrides()),
+                            toArray<4>(conv.getPadding()),
+                            toArray<2>(conv.getDilations()),
+                            static_cast<int64_t>(conv.getGroups())};
+        const Tensor *bias = conv.getBias() ? &in(conv.getBias()) : nullptr;
+        return one(conv2d(operand(0), operand(1), bias, params, resultShape()));
+      })
+      .Case([&](MaxPool2DOp pool) {
+        return one(maxPool2d(operand(0), pool2dParams(pool), resultShape()));
+      })
+      .Case([&](AvgPool2DOp pool) {
+        return one(avgPool2d(operand(0), pool2dParams(pool), resultShape()));
+      })
+
+      // Reductions and normalizations.
+      .Case([&](ReduceSumOp r) { return reduction(r, ReduceKind::Sum); })
+      .Case([&](ReduceMeanOp r) { return reduction(r, ReduceKind::Mean); })
+      .Case([&](ReduceMaxOp r) { return reduction(r, ReduceKind::Max); })
+      .Case([&](ReduceMinOp r) { return reduction(r, ReduceKind::Min); })
+      .Case([&](SoftmaxOp s) {
+        return one(softmax(operand(0), s.getAxis(), /*logarithm=*/false));
+      })
+      .Case([&](LogSoftmaxOp s) {
+        return one(softmax(operand(0), s.getAxis(), /*logarithm=*/true));
+      })
+      .Case([&](LayerNormOp norm) {
+        const Tensor *bias = norm.getBias() ? &in(norm.getBias()) : nullptr;
+        return one(layerNorm(operand(0), operand(1), bias, norm.getAxis(),
+                             norm.getEpsilon().convertToFloat()));
+      })
+      .Case([&](BatchNormOp norm) -> FailureOr<Results> {
+        FailureOr<SmallVector<Tensor>> results =
+            batchNorm(op, operand(0), operand(1), operand(2), operand(3),
+                      operand(4), norm.getEpsilon().convertToFloat(),
+                      norm.getMomentum().convertToFloat(), norm.getTraining());
+        if (failed(results))
+          return failure();
+        return Results(std::make_move_iterator(results->begin()),
+                       std::make_move_iterator(results->end()));
+      })
+
+      // Data movement.
+      .Case([&](ReshapeOp) {
+        Tensor result = operand(0);
+        result.setShape(resultShape());
+        return one(std::move(result));
+      })
+      .Case([&](BroadcastToOp) {
+        return one(broadcastTo(operand(0), resultShape()));
+      })
+      .Case([&](TransposeOp t) {
+        return one(transpose(operand(0), t.getPermutation()));
+      })
+      .Case([&](ConcatOp c) {
+        SmallVector<const Tensor *> inputs;
+        for (Value input : c.getInputs())
+          inputs.push_back(&in(input));
+        return one(concat(inputs, c.getAxis(), resultShape()));
+      })
+      .Case([&](SliceOp s) {
+        return one(
+            slice(operand(0), s.getStart(), s.getStride(), resultShape()));
+      })
+      .Case([&](SplitOp s) -> FailureOr<Results> {
+        SmallVector<int64_t> sizes;
+        for (Value result : s.getResults())
+          sizes.push_back(getShape(result)[s.getAxis()]);
+        SmallVector<Tensor> pieces = split(operand(0), s.getAxis(), sizes);
+        return Results(std::make_move_iterator(pieces.begin()),
+                       std::make_move_iterator(pieces.end()));
+      })
+      .Case([&](GatherOp g) {
+        return one(
+            gather(op, operand(0), operand(1), g.getAxis(), resultShape()));
+      })
+
+      // Regularization and losses.
+      .Case([&](DropoutOp dropout) -> FailureOr<Results> {
+        if (!dropout.getRatio().isZero())
+          return op->emitError("dropout with ratio > 0 needs the training "
+                               "step's seed, which the interpreter does not "
+                               "have yet");
+        return one(Tensor(operand(0)));
+      })
+      .Case([&](SoftmaxCrossEntropyOp l) { return loss(l, true); })
+      .Case([&](NllLossOp l) { return loss(l, false); })
+
+      .Default([&](Operation *) -> FailureOr<Results> {
+        return op->emitError("the interpreter does not support '")
+               << op->getName() << "'";
+      });
+}

@@ -1,0 +1,68 @@
+//===- Executor.h - Runs one function of dpc IR -----------------*- C++ -*-===//
+//
+// The executor walks a function's block in order, keeps the value of every
+// SSA value in a frame (freeing each after its last use), and runs each op
+// through the dispatch table, which is the one place that maps op classes
+// to kernels. One executor is one rank: simulated ranks are several
+// executors that share a communication context.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_LIB_INTERPRETER_EXECUTOR_H
+#define DPC_LIB_INTERPRETER_EXECUTOR_H
+
+#include "Tensor.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::dpc::interpreter {
+
+/// The rank an executor plays among the simulated ranks of one
+/// interpretRanks call. Collective ops will find their peers through it
+/// (a context shared by the ranks, with one thread per rank); ops that do
+/// not communicate ignore it.
+struct RankContext {
+  unsigned rank = 0;
+  unsigned numRanks = 1;
+};
+
+/// Runs functions on compute tensors, as one rank.
+class Executor {
+public:
+  Executor(const InterpreterOptions &options, RankContext rank)
+      : options(options), rank(rank) {}
+
+  /// Runs `func` on `arguments`, one per argument, each already converted
+  /// to the compute type of the argument's type. Emits a diagnostic and
+  /// fails on an error at run time.
+  FailureOr<SmallVector<Tensor>> call(func::FuncOp func,
+                                      SmallVector<Tensor> arguments);
+
+  const RankContext &getRank() const { return rank; }
+
+private:
+  /// The values of one function invocation.
+  struct Frame {
+    llvm::DenseMap<Value, Tensor> values;
+  };
+
+  /// Checks that the interpreter can run every op of `func`'s body.
+  LogicalResult checkSupported(func::FuncOp func);
+
+  /// Runs `op`, storing its results in `frame`.
+  LogicalResult execute(Operation *op, Frame &frame);
+
+  /// The dispatch table: the results of `op` computed by its kernel.
+  FailureOr<SmallVector<Tensor, 1>> dispatch(Operation *op, Frame &frame);
+
+  InterpreterOptions options;
+  RankContext rank;
+  /// The depth of nested func.call, bounded so that recursion fails
+  /// instead of overflowing the stack.
+  unsigned depth = 0;
+};
+
+} // namespace mlir::dpc::interpreter
+
+#endif // DPC_LIB_INTERPRETER_EXECUTOR_H

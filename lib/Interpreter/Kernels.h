@@ -1,0 +1,144 @@
+//===- Kernels.h - The interpreter's kernels --------------------*- C++ -*-===//
+//
+// One function per op family, on compute tensors. Kernels take plain
+// parameters rather than ops, so the dispatch table (Executor.cpp) is the
+// only code that knows op classes; the few kernels that can fail on their
+// data take the op to report the error on. Result shapes come from the
+// op's (verified) result type.
+//
+// Float kernels accumulate sums (matmul and conv2d included) in double
+// whatever the compute type, and round once: the interpreter is the oracle,
+// so its results are within about an ulp of exact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_LIB_INTERPRETER_KERNELS_H
+#define DPC_LIB_INTERPRETER_KERNELS_H
+
+#include "Tensor.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include <array>
+
+namespace mlir::dpc::interpreter {
+
+//===----------------------------------------------------------------------===//
+// Constants and casts (Cast.cpp, Constant.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The elements of `value`, in the compute type of its element type.
+FailureOr<Tensor> materializeConstant(Operation *op, ElementsAttr value,
+                                      Precision precision);
+
+/// `input` converted to `resultType` (an element type): floats round to
+/// nearest even, floats to integers truncate toward zero (a value out of
+/// the integer's range is an error), anything to i1 tests for non-zero.
+/// Under Precision::F64, casts between float types are exact.
+FailureOr<Tensor> castElements(Operation *op, const Tensor &input,
+                               Type resultType, Precision precision);
+
+//===----------------------------------------------------------------------===//
+// Contractions (Contraction.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Batched matrix product, batch dimensions broadcast.
+Tensor matmul(const Tensor &lhs, const Tensor &rhs,
+              ArrayRef<int64_t> resultShape);
+
+/// The attributes of a 2-D convolution.
+struct Conv2DParams {
+  std::array<int64_t, 2> strides;
+  /// [top, left, bottom, right].
+  std::array<int64_t, 4> padding;
+  std::array<int64_t, 2> dilations;
+  int64_t groups;
+};
+
+/// NCHW input, OIHW filter, optional bias (F).
+Tensor conv2d(const Tensor &input, const Tensor &filter, const Tensor *bias,
+              const Conv2DParams &params, ArrayRef<int64_t> resultShape);
+
+//===----------------------------------------------------------------------===//
+// Pooling (Pooling.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The attributes of a 2-D pooling; ceil_mode is in the result shape.
+struct Pool2DParams {
+  std::array<int64_t, 2> kernel;
+  std::array<int64_t, 2> strides;
+  /// [top, left, bottom, right].
+  std::array<int64_t, 4> padding;
+  std::array<int64_t, 2> dilations;
+  bool countIncludePad;
+};
+
+Tensor maxPool2d(const Tensor &input, const Pool2DParams &params,
+                 ArrayRef<int64_t> resultShape);
+Tensor avgPool2d(const Tensor &input, const Pool2DParams &params,
+                 ArrayRef<int64_t> resultShape);
+
+//===----------------------------------------------------------------------===//
+// Reductions and softmax (Reduction.cpp)
+//===----------------------------------------------------------------------===//
+
+enum class ReduceKind { Sum, Mean, Max, Min };
+
+/// Reduces `dims` of `input` (the result shape says whether they are kept).
+Tensor reduce(const Tensor &input, ArrayRef<int64_t> dims, ReduceKind kind,
+              ArrayRef<int64_t> resultShape);
+
+/// Softmax (or log-softmax) along `axis`, the maximum subtracted first.
+Tensor softmax(const Tensor &input, int64_t axis, bool logarithm);
+
+//===----------------------------------------------------------------------===//
+// Normalizations (Normalization.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Normalizes over `[axis, rank)` with the biased variance, then applies
+/// `scale` and `bias` (optional).
+Tensor layerNorm(const Tensor &input, const Tensor &scale, const Tensor *bias,
+                 int64_t axis, double epsilon);
+
+/// The three results of batch_norm: the output, and the new running mean
+/// and variance. Fails in training on channels with a single value (the
+/// unbiased variance is undefined), as PyTorch does.
+FailureOr<SmallVector<Tensor>>
+batchNorm(Operation *op, const Tensor &input, const Tensor &scale,
+          const Tensor &bias, const Tensor &runningMean,
+          const Tensor &runningVar, double epsilon, double momentum,
+          bool training);
+
+//===----------------------------------------------------------------------===//
+// Data movement (DataMovement.cpp)
+//===----------------------------------------------------------------------===//
+
+Tensor broadcastTo(const Tensor &input, ArrayRef<int64_t> resultShape);
+Tensor transpose(const Tensor &input, ArrayRef<int64_t> permutation);
+Tensor concat(ArrayRef<const Tensor *> inputs, int64_t axis,
+              ArrayRef<int64_t> resultShape);
+Tensor slice(const Tensor &input, ArrayRef<int64_t> start,
+             ArrayRef<int64_t> stride, ArrayRef<int64_t> resultShape);
+/// Consecutive pieces of sizes `sizes` along `axis`.
+SmallVector<Tensor> split(const Tensor &input, int64_t axis,
+                          ArrayRef<int64_t> sizes);
+/// Fails on an index outside `[-size, size)` of `axis`.
+FailureOr<Tensor> gather(Operation *op, const Tensor &input,
+                         const Tensor &indices, int64_t axis,
+                         ArrayRef<int64_t> resultShape);
+
+//===----------------------------------------------------------------------===//
+// Losses (Loss.cpp)
+//===----------------------------------------------------------------------===//
+
+/// Softmax cross-entropy (`fromLogits`) or negative log-likelihood of
+/// `input` [N, C, d...] against `labels` [N, d...]. Fails on a label that
+/// is neither `ignoreIndex` nor a class.
+FailureOr<Tensor> classificationLoss(Operation *op, const Tensor &input,
+                                     const Tensor &labels,
+                                     LossReduction reduction,
+                                     int64_t ignoreIndex, bool fromLogits);
+
+} // namespace mlir::dpc::interpreter
+
+#endif // DPC_LIB_INTERPRETER_KERNELS_H

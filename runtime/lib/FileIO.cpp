@@ -1,0 +1,59 @@
+//===- FileIO.cpp - Whole-file reads and atomic writes --------------------===//
+//
+// C stdio and POSIX rename; errors name the file and give errno's text.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Runtime/FileIO.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <unistd.h>
+
+using namespace dpc;
+
+static Status fileError(const std::string &path, const char *what) {
+  return Status::error(path + ": " + what + ": " + std::strerror(errno));
+}
+
+Status dpc::readFile(const std::string &path, std::string &contents) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return fileError(path, "cannot open");
+  contents.clear();
+  char buffer[1 << 16];
+  size_t count;
+  while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)
+    contents.append(buffer, count);
+  bool failed = std::ferror(file);
+  std::fclose(file);
+  if (failed)
+    return fileError(path, "cannot read");
+  return Status::success();
+}
+
+Status dpc::writeFileAtomically(const std::string &path,
+                                const std::string &contents) {
+  // The process id keeps concurrent writers of one path apart.
+  std::string temporary = path + ".tmp" + std::to_string(::getpid());
+  std::FILE *file = std::fopen(temporary.c_str(), "wb");
+  if (!file)
+    return fileError(temporary, "cannot create");
+  bool written =
+      std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  // fclose flushes, so it can fail too (a full disk).
+  written = (std::fclose(file) == 0) && written;
+  if (!written) {
+    Status status = fileError(temporary, "cannot write");
+    std::remove(temporary.c_str());
+    return status;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    Status status =
+        fileError(path, ("cannot replace it by " + temporary).c_str());
+    std::remove(temporary.c_str());
+    return status;
+  }
+  return Status::success();
+}

@@ -1,0 +1,439 @@
+//===- dpc-run.cpp - The dpc runner ---------------------------------------===//
+//
+// `dpc-run --interpret FILE` runs one function of a program under the
+// reference interpreter: its arguments come from .npy/.npz files, matched
+// by the names in their dpc.input / dpc.param / dpc.state attributes (or
+// `argN`), and every result is written as DIR/<name>.npy, named by its
+// dpc.output / dpc.state result attribute (or `resultN`). Running compiled
+// artifacts on ranks comes later, in this same tool.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/InitAllDialects.h"
+#include "dpc/Interpreter/Interpreter.h"
+#include "dpc/Runtime/FloatConversion.h"
+#include "dpc/Runtime/Npy.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::dpc;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory runCategory("dpc-run options");
+
+static cl::opt<std::string>
+    interpretFile("interpret", cl::cat(runCategory), cl::value_desc("FILE"),
+                  cl::desc("Run FILE (.mlir) under the reference interpreter"));
+
+static cl::list<std::string>
+    inputs("input", cl::cat(runCategory), cl::value_desc("NAME=FILE.npy"),
+           cl::desc("The value of the argument NAME (repeatable)"));
+
+static cl::list<std::string>
+    inputArchives("inputs-npz", cl::cat(runCategory),
+                  cl::value_desc("FILE.npz"),
+                  cl::desc("Argument values, one entry per argument name "
+                           "(repeatable)"));
+
+static cl::opt<Precision> precision(
+    "precision", cl::cat(runCategory), cl::init(Precision::F32),
+    cl::desc("Float arithmetic of the interpreter"),
+    cl::values(clEnumValN(Precision::F32, "fp32",
+                          "each float type computes as itself (default)"),
+               clEnumValN(Precision::F64, "fp64",
+                          "every float computes in double; float results "
+                          "are written as float64")));
+
+static cl::opt<std::string>
+    functionName("function", cl::cat(runCategory), cl::value_desc("NAME"),
+                 cl::desc("The function to run (default: @main, or the "
+                          "only function)"));
+
+static cl::opt<std::string>
+    outputDir("output-dir", cl::cat(runCategory), cl::value_desc("DIR"),
+              cl::desc("Write every result as DIR/<name>.npy"));
+
+static cl::opt<bool> printResults("print", cl::cat(runCategory),
+                                  cl::desc("Print every result to stdout"));
+
+static cl::opt<std::string> artifact(cl::Positional, cl::cat(runCategory),
+                                     cl::value_desc("ARTIFACT"),
+                                     cl::desc("[ARTIFACT]"));
+
+/// Reports a one-line error.
+static void reportError(const Twine &message) {
+  llvm::errs() << "dpc-run: error: " << message << "\n";
+}
+
+/// Reports a one-line error and returns failure.
+static LogicalResult fail(const Twine &message) {
+  reportError(message);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Loading programs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A program to run, and the values its arguments take when the command
+/// line gives none (for an imported model, its weights).
+struct Program {
+  OwningOpRef<ModuleOp> module;
+  std::vector<::dpc::NamedTensor> defaultArguments;
+};
+
+} // namespace
+
+/// Reads the program at `path`: MLIR as text or bytecode. Other formats
+/// (.onnx) go through their importer here.
+static FailureOr<Program> loadProgram(StringRef path, MLIRContext &context,
+                                      llvm::SourceMgr &sourceMgr) {
+  if (path.ends_with(".onnx")) {
+    reportError(path + ": running ONNX files is not supported yet; import "
+                       "the model with dpc-opt and run the .mlir");
+    return failure();
+  }
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);
+  if (!buffer) {
+    reportError(path + ": " + error);
+    return failure();
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
+  Program program;
+  program.module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  if (!program.module)
+    return failure(); // the parser has reported why
+  return program;
+}
+
+/// The function to run: --function, else @main, else the only one.
+static FailureOr<func::FuncOp> selectFunction(ModuleOp module) {
+  if (!functionName.empty()) {
+    auto func = module.lookupSymbol<func::FuncOp>(functionName);
+    if (!func) {
+      reportError("no function named '" + functionName + "' in " +
+                  interpretFile);
+      return failure();
+    }
+    return func;
+  }
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    return main;
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  if (funcs.size() == 1)
+    return funcs.front();
+  std::string names;
+  for (func::FuncOp func : funcs)
+    names += (names.empty() ? "@" : ", @") + func.getSymName().str();
+  reportError(interpretFile + (funcs.empty()
+                                   ? std::string(" has no function")
+                                   : " has several functions (" + names +
+                                         "); choose one with --function"));
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// Arguments and results
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A tensor given on the command line, and where it came from.
+struct GivenInput {
+  ::dpc::HostTensor tensor;
+  std::string source;
+  bool used = false;
+};
+
+} // namespace
+
+/// Reads every --input and --inputs-npz into `given`, by name.
+static LogicalResult readInputs(llvm::StringMap<GivenInput> &given) {
+  auto add = [&](const std::string &name, ::dpc::HostTensor tensor,
+                 std::string source) -> LogicalResult {
+    auto [it, inserted] =
+        given.try_emplace(name, GivenInput{std::move(tensor), source});
+    if (!inserted)
+      return fail("input '" + name + "' is given twice (" + it->second.source +
+                  " and " + source + ")");
+    return success();
+  };
+  for (const std::string &archive : inputArchives) {
+    std::vector<::dpc::NamedTensor> tensors;
+    if (::dpc::Status status = ::dpc::readNpzFile(archive, tensors);
+        status.isError())
+      return fail(status.getMessage());
+    for (::dpc::NamedTensor &tensor : tensors)
+      if (failed(add(tensor.name, std::move(tensor.tensor),
+                     archive + "[" + tensor.name + "]")))
+        return failure();
+  }
+  for (StringRef entry : inputs) {
+    auto [name, path] = entry.split('=');
+    if (name.empty() || path.empty())
+      return fail("--input " + entry + " is not NAME=FILE.npy");
+    ::dpc::HostTensor tensor;
+    if (::dpc::Status status = ::dpc::readNpyFile(path.str(), tensor);
+        status.isError())
+      return fail(status.getMessage());
+    if (failed(add(name.str(), std::move(tensor), path.str())))
+      return failure();
+  }
+  return success();
+}
+
+/// The name of argument `index`: its dpc.* name, or argN.
+static std::string getArgumentKey(func::FuncOp func, unsigned index) {
+  StringRef name = getArgumentName(func, index);
+  return name.empty() ? "arg" + std::to_string(index) : name.str();
+}
+
+/// The name of result `index`: its dpc.output or dpc.state name, or
+/// resultN.
+static std::string getResultKey(func::FuncOp func, unsigned index) {
+  for (StringRef attrName :
+       {StringRef("dpc.output"), StringRef(DpcDialect::kStateAttrName)})
+    if (auto name = func.getResultAttrOfType<StringAttr>(index, attrName))
+      return name.getValue().str();
+  return "result" + std::to_string(index);
+}
+
+/// Widens a float32 file to a bf16 argument: NumPy has no bfloat16.
+static void roundToBFloat16(::dpc::HostTensor &tensor) {
+  ::dpc::HostTensor rounded(DType::BF16, tensor.shape);
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+    rounded.getData<uint16_t>()[i] =
+        ::dpc::convertToBFloat16(tensor.getData<float>()[i]);
+  tensor = std::move(rounded);
+}
+
+/// Matches the given inputs (then the program's defaults) to the
+/// arguments of `func`, checking each against the argument's type.
+static FailureOr<std::vector<::dpc::HostTensor>>
+bindArguments(func::FuncOp func, llvm::StringMap<GivenInput> &given,
+              std::vector<::dpc::NamedTensor> &defaults) {
+  llvm::StringMap<unsigned> byName;
+  std::vector<::dpc::HostTensor> arguments;
+  bool ok = true;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
+    std::string name = getArgumentKey(func, i);
+    Type type = func.getArgumentTypes()[i];
+    std::string typeText;
+    llvm::raw_string_ostream(typeText) << type;
+    auto [it, inserted] = byName.try_emplace(name, i);
+    if (!inserted) {
+      reportError("arguments #" + std::to_string(it->second) + " and #" +
+                  std::to_string(i) + " are both named '" + name + "'");
+      ok = false;
+      continue;
+    }
+    ::dpc::HostTensor tensor;
+    std::string source;
+    if (auto found = given.find(name); found != given.end()) {
+      found->second.used = true;
+      tensor = found->second.tensor;
+      source = found->second.source;
+    } else if (auto fallback = llvm::find_if(
+                   defaults, [&](auto &d) { return d.name == name; });
+               fallback != defaults.end()) {
+      tensor = fallback->tensor;
+      source = "the model's initial value";
+    } else {
+      reportError("missing input '" + name + "' (" + typeText +
+                  "); pass --input " + name + "=FILE.npy");
+      ok = false;
+      continue;
+    }
+    auto tensorType = dyn_cast<RankedTensorType>(type);
+    if (tensorType && tensorType.getElementType().isBF16() &&
+        tensor.dtype == DType::F32 && precision == Precision::F32)
+      roundToBFloat16(tensor);
+    if (std::optional<std::string> mismatch =
+            getArgumentMismatch(type, tensor, precision)) {
+      reportError("input '" + name + "': " + *mismatch + " (from " + source +
+                  ")");
+      ok = false;
+      continue;
+    }
+    arguments.push_back(std::move(tensor));
+  }
+  for (auto &entry : given) {
+    if (entry.second.used)
+      continue;
+    std::string names;
+    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+      names += (i ? ", " : "") + getArgumentKey(func, i);
+    reportError("unknown input '" + entry.first() + "' (from " +
+                entry.second.source + "): @" + func.getSymName().str() +
+                " takes " + (names.empty() ? "no arguments" : names));
+    ok = false;
+  }
+  if (!ok)
+    return failure();
+  return arguments;
+}
+
+/// Prints `tensor` as `name: dtype[shape] = [v0, v1, ...]`.
+static void printTensor(StringRef name, const ::dpc::HostTensor &tensor) {
+  llvm::outs() << name << ": " << ::dpc::getDTypeName(tensor.dtype) << "[";
+  for (size_t i = 0; i < tensor.shape.size(); ++i)
+    llvm::outs() << (i ? "x" : "") << tensor.shape[i];
+  llvm::outs() << "] = [";
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    if (i)
+      llvm::outs() << ", ";
+    char text[32];
+    switch (tensor.dtype) {
+    case DType::F32:
+      std::snprintf(text, sizeof(text), "%.9g", tensor.getData<float>()[i]);
+      break;
+    case DType::F64:
+      std::snprintf(text, sizeof(text), "%.17g", tensor.getData<double>()[i]);
+      break;
+    case DType::I64:
+      std::snprintf(text, sizeof(text), "%lld",
+                    static_cast<long long>(tensor.getData<int64_t>()[i]));
+      break;
+    case DType::I32:
+      std::snprintf(text, sizeof(text), "%d", tensor.getData<int32_t>()[i]);
+      break;
+    case DType::F16:
+      std::snprintf(text, sizeof(text), "%.9g",
+                    ::dpc::convertFromHalf(tensor.getData<uint16_t>()[i]));
+      break;
+    case DType::BF16:
+      std::snprintf(text, sizeof(text), "%.9g",
+                    ::dpc::convertFromBFloat16(tensor.getData<uint16_t>()[i]));
+      break;
+    case DType::Bool:
+      std::snprintf(text, sizeof(text), "%s",
+                    tensor.getData<uint8_t>()[i] ? "true" : "false");
+      break;
+    default:
+      std::snprintf(text, sizeof(text), "?");
+      break;
+    }
+    llvm::outs() << text;
+  }
+  llvm::outs() << "]\n";
+}
+
+/// A bf16 tensor widened, exactly, to float32: NumPy has no bfloat16.
+static ::dpc::HostTensor widenToFloat32(const ::dpc::HostTensor &tensor) {
+  ::dpc::HostTensor wide(DType::F32, tensor.shape);
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i)
+    wide.getData<float>()[i] =
+        ::dpc::convertFromBFloat16(tensor.getData<uint16_t>()[i]);
+  return wide;
+}
+
+/// Writes (and prints) the results of `func`, named by their attributes.
+static LogicalResult emitResults(func::FuncOp func,
+                                 std::vector<::dpc::HostTensor> &results) {
+  std::vector<std::string> names;
+  llvm::StringMap<unsigned> seen;
+  for (unsigned i = 0; i < results.size(); ++i) {
+    names.push_back(getResultKey(func, i));
+    auto [it, inserted] = seen.try_emplace(names.back(), i);
+    if (!inserted)
+      return fail("results #" + std::to_string(it->second) + " and #" +
+                  std::to_string(i) + " are both named '" + names.back() + "'");
+  }
+  if (printResults)
+    for (unsigned i = 0; i < results.size(); ++i)
+      printTensor(names[i], results[i]);
+  if (outputDir.empty())
+    return success();
+  if (std::error_code error = llvm::sys::fs::create_directories(outputDir))
+    return fail(outputDir +
+                ": cannot create the directory: " + error.message());
+  for (unsigned i = 0; i < results.size(); ++i) {
+    llvm::SmallString<128> path(outputDir);
+    llvm::sys::path::append(path, ::dpc::getNpyFileName(names[i]));
+    const ::dpc::HostTensor &tensor = results[i];
+    if (::dpc::Status status = ::dpc::writeNpyFile(
+            path.str().str(),
+            tensor.dtype == DType::BF16 ? widenToFloat32(tensor) : tensor);
+        status.isError())
+      return fail(status.getMessage());
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+static LogicalResult runInterpreter() {
+  if (outputDir.empty() && !printResults)
+    return fail("nothing to do with the results: pass --output-dir DIR "
+                "(or --print)");
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  // A runtime error names the op and its location; the op's generic form
+  // would only repeat the source line.
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+
+  FailureOr<Program> program = loadProgram(interpretFile, context, sourceMgr);
+  if (failed(program))
+    return failure();
+  FailureOr<func::FuncOp> func = selectFunction(*program->module);
+  if (failed(func))
+    return failure();
+
+  llvm::StringMap<GivenInput> given;
+  if (failed(readInputs(given)))
+    return failure();
+  FailureOr<std::vector<::dpc::HostTensor>> arguments =
+      bindArguments(*func, given, program->defaultArguments);
+  if (failed(arguments))
+    return failure();
+  // Inputs can be large; they are no longer needed once bound.
+  given.clear();
+
+  InterpreterOptions options;
+  options.precision = precision;
+  FailureOr<std::vector<::dpc::HostTensor>> results =
+      interpret(*func, *arguments, options);
+  if (failed(results))
+    return failure(); // the interpreter has reported why, on the op
+  return emitResults(*func, *results);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(runCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "dpc-run: runs dpc programs\n\n"
+      "  dpc-run --interpret FILE.mlir --input NAME=FILE.npy ... "
+      "--output-dir DIR\n");
+  if (interpretFile.empty()) {
+    reportError(artifact.empty()
+                    ? "nothing to run: pass --interpret FILE.mlir"
+                    : "running artifacts is not supported yet; use "
+                      "--interpret FILE.mlir");
+    return 1;
+  }
+  return failed(runInterpreter()) ? 1 : 0;
+}
