@@ -7,7 +7,7 @@ packages=(
   # Build.
   build-essential cmake ninja-build
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libgtest-dev
+  libgtest-dev zlib1g-dev
   # Importer and runtime.
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgloo-dev libopenblas-dev nlohmann-json3-dev coinor-libcbc-dev

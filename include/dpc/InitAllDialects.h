@@ -5,6 +5,7 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -15,6 +16,7 @@ namespace mlir::dpc {
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<DpcDialect, arith::ArithDialect, func::FuncDialect,
                   tensor::TensorDialect>();
+  func::registerInlinerExtension(registry);
 }
 
 } // namespace mlir::dpc

@@ -145,3 +145,109 @@ Tensor interpreter::conv2d(const Tensor &input, const Tensor &filter,
   });
   return result;
 }
+
+Tensor interpreter::convTranspose2d(const Tensor &input, const Tensor &filter,
+                                    const Tensor *bias,
+                                    const Conv2DParams &params,
+                                    ArrayRef<int64_t> resultShape) {
+  Tensor result(input.getKind(), resultShape);
+  ArrayRef<int64_t> in = input.getShape(), fs = filter.getShape();
+  int64_t batch = in[0], channels = in[1], height = in[2], width = in[3];
+  int64_t groupFilters = fs[1], kh = fs[2], kw = fs[3];
+  int64_t filters = resultShape[1];
+  int64_t outHeight = resultShape[2], outWidth = resultShape[3];
+  int64_t groupChannels = channels / params.groups;
+  auto [strideH, strideW] = params.strides;
+  auto [dilationH, dilationW] = params.dilations;
+  int64_t padTop = params.padding[0], padLeft = params.padding[1];
+
+  dispatchFloatKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *inData = input.getData<T>().data();
+    const T *filterData = filter.getData<T>().data();
+    T *outData = result.getData<T>().data();
+    // One output plane at a time, gathering what every input of its group
+    // scatters into it.
+    std::vector<double> plane(outHeight * outWidth);
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t f = 0; f < filters; ++f) {
+        int64_t group = f / groupFilters, local = f % groupFilters;
+        std::fill(plane.begin(), plane.end(),
+                  bias ? static_cast<double>(bias->getData<T>()[f]) : 0.0);
+        for (int64_t c = group * groupChannels; c < (group + 1) * groupChannels;
+             ++c) {
+          const T *inPlane = inData + (b * channels + c) * height * width;
+          const T *taps = filterData + (c * groupFilters + local) * kh * kw;
+          for (int64_t y = 0; y < kh; ++y)
+            for (int64_t x = 0; x < kw; ++x) {
+              double weight = taps[y * kw + x];
+              for (int64_t iy = 0; iy < height; ++iy) {
+                int64_t oy = iy * strideH - padTop + y * dilationH;
+                if (oy < 0 || oy >= outHeight)
+                  continue;
+                for (int64_t ix = 0; ix < width; ++ix) {
+                  int64_t ox = ix * strideW - padLeft + x * dilationW;
+                  if (ox >= 0 && ox < outWidth)
+                    plane[oy * outWidth + ox] +=
+                        weight * inPlane[iy * width + ix];
+                }
+              }
+            }
+        }
+        std::copy(plane.begin(), plane.end(),
+                  outData + (b * filters + f) * outHeight * outWidth);
+      }
+    }
+  });
+  return result;
+}
+
+Tensor interpreter::conv2dFilterGrad(const Tensor &input, const Tensor &outGrad,
+                                     const Conv2DParams &params,
+                                     ArrayRef<int64_t> resultShape) {
+  Tensor result(input.getKind(), resultShape);
+  ArrayRef<int64_t> in = input.getShape(), og = outGrad.getShape();
+  int64_t batch = in[0], channels = in[1], height = in[2], width = in[3];
+  int64_t filters = resultShape[0], groupChannels = resultShape[1];
+  int64_t kh = resultShape[2], kw = resultShape[3];
+  int64_t outHeight = og[2], outWidth = og[3];
+  int64_t groupFilters = filters / params.groups;
+  auto [strideH, strideW] = params.strides;
+  auto [dilationH, dilationW] = params.dilations;
+  int64_t padTop = params.padding[0], padLeft = params.padding[1];
+
+  dispatchFloatKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    const T *inData = input.getData<T>().data();
+    const T *gradData = outGrad.getData<T>().data();
+    T *out = result.getData<T>().data();
+    for (int64_t f = 0; f < filters; ++f) {
+      int64_t group = f / groupFilters;
+      for (int64_t c = 0; c < groupChannels; ++c)
+        for (int64_t y = 0; y < kh; ++y)
+          for (int64_t x = 0; x < kw; ++x) {
+            int64_t columnOffset = x * dilationW - padLeft;
+            auto [begin, end] =
+                getValidRange(columnOffset, strideW, width, outWidth);
+            double sum = 0;
+            for (int64_t b = 0; b < batch; ++b) {
+              const T *inPlane =
+                  inData +
+                  (b * channels + group * groupChannels + c) * height * width;
+              const T *gradPlane =
+                  gradData + (b * filters + f) * outHeight * outWidth;
+              for (int64_t oy = 0; oy < outHeight; ++oy) {
+                int64_t iy = oy * strideH + y * dilationH - padTop;
+                if (iy < 0 || iy >= height)
+                  continue;
+                for (int64_t ox = begin; ox < end; ++ox)
+                  sum += static_cast<double>(gradPlane[oy * outWidth + ox]) *
+                         inPlane[iy * width + ox * strideW + columnOffset];
+              }
+            }
+            *out++ = static_cast<T>(sum);
+          }
+    }
+  });
+  return result;
+}

@@ -141,3 +141,61 @@ FailureOr<Tensor> interpreter::gather(Operation *op, const Tensor &input,
   });
   return result;
 }
+
+FailureOr<Tensor> interpreter::scatterAdd(Operation *op, const Tensor &updates,
+                                          const Tensor &indices, int64_t axis,
+                                          ArrayRef<int64_t> resultShape) {
+  auto [outer, inner] = splitAt(resultShape, axis);
+  int64_t size = resultShape[axis];
+  ArrayRef<int64_t> ids = indices.getData<int64_t>();
+  SmallVector<int64_t> positions;
+  for (auto [i, id] : llvm::enumerate(ids)) {
+    int64_t position = id < 0 ? id + size : id;
+    if (position < 0 || position >= size)
+      return op->emitError("index ")
+             << id << " (element " << i << " of the indices) is out of range "
+             << "for axis " << axis << " of size " << size;
+    positions.push_back(position);
+  }
+  Tensor result(updates.getKind(), resultShape);
+  dispatchKind(updates.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    // Float sums accumulate in double; integers wrap.
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    std::vector<Acc> sums(result.getNumElements());
+    const T *in = updates.getData<T>().data();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t position : positions) {
+        Acc *to = sums.data() + (o * size + position) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          to[i] = Add()(to[i], static_cast<Acc>(*in++));
+      }
+    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
+  });
+  return result;
+}
+
+Tensor interpreter::pad(const Tensor &input, ArrayRef<int64_t> low,
+                        ArrayRef<int64_t> interior, double value,
+                        ArrayRef<int64_t> resultShape) {
+  Tensor result(input.getKind(), resultShape);
+  // Element i of input goes to low + i * (interior + 1) along each
+  // dimension: a strided write.
+  SmallVector<int64_t> strides = getStrides(resultShape);
+  int64_t base = 0;
+  for (size_t d = 0; d < strides.size(); ++d) {
+    base += low[d] * strides[d];
+    strides[d] *= interior[d] + 1;
+  }
+  std::array<SmallVector<int64_t>, 1> allStrides = {std::move(strides)};
+  dispatchKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    MutableArrayRef<T> out = result.getData<T>();
+    std::fill(out.begin(), out.end(), static_cast<T>(value));
+    ArrayRef<T> in = input.getData<T>();
+    forEachBroadcast<1>(
+        input.getShape(), allStrides,
+        [&](int64_t i, auto offsets) { out[base + offsets[0]] = in[i]; });
+  });
+  return result;
+}

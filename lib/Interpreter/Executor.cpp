@@ -154,10 +154,14 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
     return one(reduce(operand(0), reduceOp.getDims(), kind, resultShape()));
   };
   auto pool2dParams = [](auto poolOp) {
-    return Pool2DParams{
-        toArray<2>(poolOp.getKernelShape()), toArray<2>(poolOp.getStrides()),
-        toArray<4>(poolOp.getPadding()), toArray<2>(poolOp.getDilations()),
-        poolOp.getCountIncludePad()};
+    // Padding never wins a max, so max pooling has no count_include_pad.
+    bool countIncludePad = false;
+    if constexpr (!std::is_same_v<decltype(poolOp), MaxPool2DGradOp>)
+      countIncludePad = poolOp.getCountIncludePad();
+    return Pool2DParams{toArray<2>(poolOp.getKernelShape()),
+                        toArray<2>(poolOp.getStrides()),
+                        toArray<4>(poolOp.getPadding()),
+                        toArray<2>(poolOp.getDilations()), countIncludePad};
   };
   auto loss = [&](auto lossOp, bool fromLogits) {
     return one(classificationLoss(
@@ -300,11 +304,41 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
         const Tensor *bias = conv.getBias() ? &in(conv.getBias()) : nullptr;
         return one(conv2d(operand(0), operand(1), bias, params, resultShape()));
       })
+      .Case([&](ConvTranspose2DOp conv) {
+        Conv2DParams params{toArray<2>(conv.getStrides()),
+                            toArray<4>(conv.getPadding()),
+                            toArray<2>(conv.getDilations()),
+                            static_cast<int64_t>(conv.getGroups())};
+        const Tensor *bias = conv.getBias() ? &in(conv.getBias()) : nullptr;
+        return one(convTranspose2d(operand(0), operand(1), bias, params,
+                                   resultShape()));
+      })
+      .Case([&](Conv2DFilterGradOp grad) {
+        Conv2DParams params{toArray<2>(grad.getStrides()),
+                            toArray<4>(grad.getPadding()),
+                            toArray<2>(grad.getDilations()),
+                            static_cast<int64_t>(grad.getGroups())};
+        return one(
+            conv2dFilterGrad(operand(0), operand(1), params, resultShape()));
+      })
       .Case([&](MaxPool2DOp pool) {
         return one(maxPool2d(operand(0), pool2dParams(pool), resultShape()));
       })
       .Case([&](AvgPool2DOp pool) {
         return one(avgPool2d(operand(0), pool2dParams(pool), resultShape()));
+      })
+
+      .Case([&](MaxPool2DGradOp grad) {
+        return one(maxPool2dGrad(operand(0), operand(1), pool2dParams(grad)));
+      })
+      .Case([&](AvgPool2DGradOp grad) {
+        return one(
+            avgPool2dGrad(operand(0), pool2dParams(grad), resultShape()));
+      })
+      .Case([&](ResizeOp r) {
+        ResizeParams params{r.getScales(), r.getMode(), r.getCoordinateMode(),
+                            r.getNearestMode()};
+        return one(resize(operand(0), params, resultShape()));
       })
 
       // Reductions and normalizations.
@@ -367,6 +401,15 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       .Case([&](GatherOp g) {
         return one(
             gather(op, operand(0), operand(1), g.getAxis(), resultShape()));
+      })
+      .Case([&](ScatterAddOp s) {
+        return one(scatterAdd(op, operand(0), operand(1),
+                              static_cast<int64_t>(s.getAxis()),
+                              resultShape()));
+      })
+      .Case([&](PadOp p) {
+        return one(pad(operand(0), p.getLow(), p.getInterior(),
+                       p.getValue().convertToDouble(), resultShape()));
       })
 
       // Regularization and losses.

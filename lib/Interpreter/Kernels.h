@@ -59,6 +59,19 @@ struct Conv2DParams {
 Tensor conv2d(const Tensor &input, const Tensor &filter, const Tensor *bias,
               const Conv2DParams &params, ArrayRef<int64_t> resultShape);
 
+/// NCHW input, (C, F / groups, KH, KW) filter, optional bias (F): every
+/// input element scatters into the output. output_padding is in the result
+/// shape.
+Tensor convTranspose2d(const Tensor &input, const Tensor &filter,
+                       const Tensor *bias, const Conv2DParams &params,
+                       ArrayRef<int64_t> resultShape);
+
+/// The gradient of conv2d with respect to its filter, whose shape is
+/// `resultShape`, from the input and the gradient of the output.
+Tensor conv2dFilterGrad(const Tensor &input, const Tensor &outGrad,
+                        const Conv2DParams &params,
+                        ArrayRef<int64_t> resultShape);
+
 //===----------------------------------------------------------------------===//
 // Pooling (Pooling.cpp)
 //===----------------------------------------------------------------------===//
@@ -77,6 +90,31 @@ Tensor maxPool2d(const Tensor &input, const Pool2DParams &params,
                  ArrayRef<int64_t> resultShape);
 Tensor avgPool2d(const Tensor &input, const Pool2DParams &params,
                  ArrayRef<int64_t> resultShape);
+
+/// The gradient of max_pool2d: each element of `outGrad` goes to the first
+/// maximum of its window in `input`.
+Tensor maxPool2dGrad(const Tensor &input, const Tensor &outGrad,
+                     const Pool2DParams &params);
+
+/// The gradient of avg_pool2d: each element of `outGrad`, divided by its
+/// window's count, goes to every input position of the window.
+Tensor avgPool2dGrad(const Tensor &outGrad, const Pool2DParams &params,
+                     ArrayRef<int64_t> resultShape);
+
+//===----------------------------------------------------------------------===//
+// Resampling (Resize.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The attributes of a resize, as the op spells them.
+struct ResizeParams {
+  ArrayRef<double> scales;
+  StringRef mode;
+  StringRef coordinateMode;
+  StringRef nearestMode;
+};
+
+Tensor resize(const Tensor &input, const ResizeParams &params,
+              ArrayRef<int64_t> resultShape);
 
 //===----------------------------------------------------------------------===//
 // Reductions and softmax (Reduction.cpp)
@@ -126,6 +164,16 @@ SmallVector<Tensor> split(const Tensor &input, int64_t axis,
 FailureOr<Tensor> gather(Operation *op, const Tensor &input,
                          const Tensor &indices, int64_t axis,
                          ArrayRef<int64_t> resultShape);
+/// The inverse of gather: adds the slices of `updates` into zeros of
+/// `resultShape`. Fails on an index outside `[-size, size)` of `axis`.
+FailureOr<Tensor> scatterAdd(Operation *op, const Tensor &updates,
+                             const Tensor &indices, int64_t axis,
+                             ArrayRef<int64_t> resultShape);
+/// `input` surrounded by `low` and `high` and interleaved with `interior`
+/// elements of `value`.
+Tensor pad(const Tensor &input, ArrayRef<int64_t> low,
+           ArrayRef<int64_t> interior, double value,
+           ArrayRef<int64_t> resultShape);
 
 //===----------------------------------------------------------------------===//
 // Losses (Loss.cpp)

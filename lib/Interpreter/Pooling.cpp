@@ -95,3 +95,70 @@ Tensor interpreter::avgPool2d(const Tensor &input, const Pool2DParams &params,
                                  params.countIncludePad ? padded : valid);
               });
 }
+
+Tensor interpreter::maxPool2dGrad(const Tensor &input, const Tensor &outGrad,
+                                  const Pool2DParams &params) {
+  ArrayRef<int64_t> shape = input.getShape(), og = outGrad.getShape();
+  Tensor result(input.getKind(), shape);
+  int64_t planes = shape[0] * shape[1], height = shape[2], width = shape[3];
+  int64_t outHeight = og[2], outWidth = og[3];
+  dispatchFloatKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<double> sums(height * width);
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const T *in = input.getData<T>().data() + plane * height * width;
+      const T *grad =
+          outGrad.getData<T>().data() + plane * outHeight * outWidth;
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (int64_t oy = 0; oy < outHeight; ++oy)
+        for (int64_t ox = 0; ox < outWidth; ++ox) {
+          // The forward's winner: the first maximum, or the first NaN.
+          int64_t winner = -1;
+          visitWindow(params, height, width, oy, ox, [&](int64_t at) {
+            if (winner < 0 || (!std::isnan(in[winner]) &&
+                               (std::isnan(in[at]) || in[at] > in[winner])))
+              winner = at;
+          });
+          if (winner >= 0)
+            sums[winner] += grad[oy * outWidth + ox];
+        }
+      std::copy(sums.begin(), sums.end(),
+                result.getData<T>().data() + plane * height * width);
+    }
+  });
+  return result;
+}
+
+Tensor interpreter::avgPool2dGrad(const Tensor &outGrad,
+                                  const Pool2DParams &params,
+                                  ArrayRef<int64_t> resultShape) {
+  Tensor result(outGrad.getKind(), resultShape);
+  ArrayRef<int64_t> og = outGrad.getShape();
+  int64_t planes = resultShape[0] * resultShape[1];
+  int64_t height = resultShape[2], width = resultShape[3];
+  int64_t outHeight = og[2], outWidth = og[3];
+  dispatchFloatKind(outGrad.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<double> sums(height * width);
+    SmallVector<int64_t> taps;
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const T *grad =
+          outGrad.getData<T>().data() + plane * outHeight * outWidth;
+      std::fill(sums.begin(), sums.end(), 0.0);
+      for (int64_t oy = 0; oy < outHeight; ++oy)
+        for (int64_t ox = 0; ox < outWidth; ++ox) {
+          taps.clear();
+          int64_t padded = visitWindow(params, height, width, oy, ox,
+                                       [&](int64_t at) { taps.push_back(at); });
+          double share = grad[oy * outWidth + ox] /
+                         static_cast<double>(
+                             params.countIncludePad ? padded : taps.size());
+          for (int64_t at : taps)
+            sums[at] += share;
+        }
+      std::copy(sums.begin(), sums.end(),
+                result.getData<T>().data() + plane * height * width);
+    }
+  });
+  return result;
+}

@@ -22,8 +22,9 @@
 // FP64: logits: float64[2] = [0.33333333333333331, -1]
 // FP64: half: float64[1] = [0.33333333333333331]
 
+// An ONNX file goes through the importer, which names the file it cannot read.
 // RUN: not dpc-run --interpret %t/model.onnx --print 2>&1 | FileCheck %s --check-prefix=ONNX
-// ONNX: dpc-run: error: {{.*}}model.onnx: running ONNX files is not supported yet
+// ONNX: {{.*}}model.onnx: error: cannot open '{{.*}}model.onnx'
 
 // RUN: not dpc-run %t/model.dpc 2>&1 | FileCheck %s --check-prefix=ARTIFACT
 // ARTIFACT: dpc-run: error: running artifacts is not supported yet; use --interpret FILE.mlir

@@ -532,6 +532,129 @@ case("gather_scalar_index",
      {"x": x, "i": ids - 1}, {"r": ty([2, 5])}, lambda x, i: {"r": x[:, :, int(i)]})
 
 #===------------------------------------------------------------------------===#
+# Transposed convolution, resampling, padding, scatter
+#===------------------------------------------------------------------------===#
+
+x, w, b = randn(1, 4, 5, 5), randn(4, 3, 3, 3), randn(6)
+case("conv_transpose2d_grouped_bias",
+     "%r = dpc.conv_transpose2d %x, %w, %b {strides = array<i64: 2, 2>, padding = array<i64: "
+     "1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, "
+     "groups = 2 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>)"
+     " -> tensor<1x6x10x10xf32>",
+     {"x": x, "w": w, "b": b}, {"r": ty([1, 6, 10, 10])},
+     lambda x, w, b: {"r": F.conv_transpose2d(t(x), t(w), t(b), stride=2, padding=1,
+                                              output_padding=1, groups=2).numpy()})
+
+x, w = randn(2, 3, 4, 5), randn(3, 2, 2, 3)
+case("conv_transpose2d_dilated",
+     "%r = dpc.conv_transpose2d %x, %w {strides = array<i64: 1, 2>, padding = array<i64: "
+     "0, 1, 0, 1>, dilations = array<i64: 2, 1>, output_padding = array<i64: 0, 0>, "
+     "groups = 1 : i64} : (tensor<2x3x4x5xf32>, tensor<3x2x2x3xf32>)"
+     " -> tensor<2x2x6x9xf32>",
+     {"x": x, "w": w}, {"r": ty([2, 2, 6, 9])},
+     lambda x, w: {"r": F.conv_transpose2d(t(x), t(w), stride=(1, 2), padding=(0, 1),
+                                           dilation=(2, 1)).numpy()})
+
+x = randn(1, 2, 3, 4)
+for mode, coordinate, nearest, torch_mode, align in (
+        ("nearest", "asymmetric", "floor", "nearest", None),
+        ("linear", "pytorch_half_pixel", "floor", "bilinear", False),
+        ("linear", "align_corners", "floor", "bilinear", True)):
+    case("resize_%s_%s" % (mode, coordinate),
+         "%%r = dpc.resize %%x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = \"%s\", "
+         "coordinate_mode = \"%s\", nearest_mode = \"%s\"} : tensor<1x2x3x4xf32>"
+         " -> tensor<1x2x6x8xf32>" % (mode, coordinate, nearest),
+         {"x": x}, {"r": ty([1, 2, 6, 8])},
+         lambda x, m=torch_mode, a=align: {"r": F.interpolate(
+             t(x), scale_factor=2, mode=m, align_corners=a).numpy()})
+
+x = randn(2, 3, 4)
+case("pad_low_high_interior",
+     "%r = dpc.pad %x {low = array<i64: 1, 0, 2>, high = array<i64: 0, 2, 1>, "
+     "interior = array<i64: 0, 1, 2>, value = -1.5 : f64} : tensor<2x3x4xf32>"
+     " -> tensor<3x7x13xf32>",
+     {"x": x}, {"r": ty([3, 7, 13])},
+     lambda x: {"r": _pad_reference(x, [1, 0, 2], [0, 2, 1], [0, 1, 2], -1.5)})
+
+
+def _pad_reference(x, low, high, interior, value):
+    shape = [lo + hi + n + (n - 1) * i for n, lo, hi, i in zip(x.shape, low, high, interior)]
+    out = np.full(shape, value)
+    out[tuple(slice(lo, lo + (n - 1) * (i + 1) + 1, i + 1)
+              for n, lo, i in zip(x.shape, low, interior))] = x
+    return out
+
+
+updates = randn(2, 5, 4)
+ids = np.array([[0, 3, 3, -1, 9], [2, 0, 5, 5, 5]], np.int64)
+
+
+def _scatter_reference(u, i):
+    out = np.zeros((10, 4))
+    np.add.at(out, np.where(i < 0, i + 10, i).reshape(-1), u.reshape(-1, 4))
+    return out
+
+
+case("scatter_add_repeated_and_negative",
+     "%r = dpc.scatter_add %u[%i] {axis = 0 : i64} : (tensor<2x5x4xf32>, tensor<2x5xi64>)"
+     " -> tensor<10x4xf32>",
+     {"u": updates, "i": ids}, {"r": ty([10, 4])},
+     lambda u, i: {"r": _scatter_reference(u, i)})
+
+#===------------------------------------------------------------------------===#
+# Gradient kernels, against torch.autograd
+#===------------------------------------------------------------------------===#
+
+x, g = randn(2, 3, 8, 8), randn(2, 6, 4, 4)
+case("conv2d_filter_grad_strided",
+     "%r = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 2, 2>, padding = array<i64: "
+     "1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : "
+     "(tensor<2x3x8x8xf32>, tensor<2x6x4x4xf32>) -> tensor<6x3x3x3xf32>",
+     {"x": x, "g": g}, {"r": ty([6, 3, 3, 3])},
+     lambda x, g: {"r": torch.nn.grad.conv2d_weight(t(x), (6, 3, 3, 3), t(g), stride=2,
+                                                    padding=1).numpy()})
+
+x, g = randn(1, 4, 7, 7), randn(1, 4, 3, 3)
+case("conv2d_filter_grad_grouped_dilated",
+     "%r = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 1, 1>, padding = array<i64: "
+     "0, 0, 0, 0>, dilations = array<i64: 2, 2>, groups = 2 : i64} : "
+     "(tensor<1x4x7x7xf32>, tensor<1x4x3x3xf32>) -> tensor<4x2x3x3xf32>",
+     {"x": x, "g": g}, {"r": ty([4, 2, 3, 3])},
+     lambda x, g: {"r": torch.nn.grad.conv2d_weight(t(x), (4, 2, 3, 3), t(g), dilation=2,
+                                                    groups=2).numpy()})
+
+
+def _pool_grad(pool, x, g, **kwargs):
+    xt = t(x).requires_grad_()
+    pool(xt, **kwargs).backward(t(g))
+    return {"r": xt.grad.numpy()}
+
+
+x, g = randn(2, 3, 8, 8), randn(2, 3, 4, 4)
+case("max_pool2d_grad_overlapping",
+     "%r = dpc.max_pool2d_grad %x, %g {kernel_shape = array<i64: 3, 3>, strides = array<i64: "
+     "2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : "
+     "tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>",
+     {"x": x, "g": g}, {"r": ty([2, 3, 8, 8])},
+     lambda x, g: _pool_grad(F.max_pool2d, x, g, kernel_size=3, stride=2, padding=1))
+
+case("avg_pool2d_grad_count_include_pad",
+     "%r = dpc.avg_pool2d_grad %g {kernel_shape = array<i64: 3, 3>, strides = array<i64: "
+     "2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, "
+     "count_include_pad} : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>",
+     {"g": g}, {"r": ty([2, 3, 8, 8])},
+     lambda g: _pool_grad(F.avg_pool2d, np.zeros((2, 3, 8, 8)), g, kernel_size=3, stride=2,
+                          padding=1, count_include_pad=True))
+
+case("avg_pool2d_grad_exclude_pad",
+     "%r = dpc.avg_pool2d_grad %g {kernel_shape = array<i64: 3, 3>, strides = array<i64: "
+     "2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : "
+     "tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>",
+     {"g": g}, {"r": ty([2, 3, 8, 8])},
+     lambda g: _pool_grad(F.avg_pool2d, np.zeros((2, 3, 8, 8)), g, kernel_size=3, stride=2,
+                          padding=1, count_include_pad=False))
+
+#===------------------------------------------------------------------------===#
 # Regularization and losses
 #===------------------------------------------------------------------------===#
 

@@ -1,20 +1,206 @@
 //===- dpc-opt.cpp - The dpc compiler driver ------------------------------===//
 //
-// Like mlir-opt, with the dpc dialect and passes registered. Later stages
-// (the ONNX importer, training-step construction, planning) hook in here.
+// Like mlir-opt, with the dpc dialect and passes registered, and more:
+// an `.onnx` file is imported first (its shapes fixed with --input-shape /
+// --dim), and --train builds the training step; the result then goes
+// through the same pass pipeline and output handling as IR read from a
+// file.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dpc/Conversion/OnnxToDpc/OnnxToDpc.h"
 #include "dpc/InitAllDialects.h"
 #include "dpc/InitAllPasses.h"
 
+#include "dpc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+static llvm::cl::OptionCategory importCategory("ONNX import options");
+
+static llvm::cl::list<std::string>
+    inputShapes("input-shape", llvm::cl::cat(importCategory),
+                llvm::cl::desc("Shape of an ONNX graph input: NAME=2x3x32x32 "
+                               "(repeatable)"),
+                llvm::cl::value_desc("NAME=DIMS"));
+
+static llvm::cl::OptionCategory trainCategory("Training step options");
+
+static llvm::cl::opt<bool> train(
+    "train", llvm::cl::cat(trainCategory),
+    llvm::cl::desc("Build the training step (loss, gradients, optimizer)"));
+
+static llvm::cl::opt<std::string>
+    lossKind("loss", llvm::cl::cat(trainCategory), llvm::cl::init("from-model"),
+             llvm::cl::desc("from-model (the model's own scalar output), "
+                            "cross-entropy or mse"));
+
+static llvm::cl::opt<std::string> lossOutput(
+    "loss-output", llvm::cl::cat(trainCategory),
+    llvm::cl::desc("The output to minimize (from-model) or that the loss "
+                   "reads (cross-entropy, mse)"));
+
+static llvm::cl::opt<std::string>
+    labelName("label", llvm::cl::cat(trainCategory), llvm::cl::init("label"),
+              llvm::cl::desc("Name of the label input an appended loss reads"));
+
+static llvm::cl::opt<std::string>
+    optimizerKind("optimizer", llvm::cl::cat(trainCategory),
+                  llvm::cl::init("sgd"),
+                  llvm::cl::desc("sgd, momentum, adam or adamw"));
+
+static llvm::cl::opt<double> learningRate(
+    "lr", llvm::cl::cat(trainCategory), llvm::cl::init(0.01),
+    llvm::cl::desc("Default learning rate (the step takes it as an input; "
+                   "this is what dpc-run feeds without a schedule)"));
+
+static llvm::cl::opt<double> momentumFactor("momentum",
+                                            llvm::cl::cat(trainCategory),
+                                            llvm::cl::init(0.9),
+                                            llvm::cl::desc("Momentum factor"));
+
+static llvm::cl::opt<bool> nesterov("nesterov", llvm::cl::cat(trainCategory),
+                                    llvm::cl::desc("Nesterov momentum"));
+
+static llvm::cl::opt<double> weightDecay("weight-decay",
+                                         llvm::cl::cat(trainCategory),
+                                         llvm::cl::init(0.0),
+                                         llvm::cl::desc("Weight decay"));
+
+static llvm::cl::opt<double>
+    maxGradNorm("max-grad-norm", llvm::cl::cat(trainCategory),
+                llvm::cl::init(0.0),
+                llvm::cl::desc("Clip the global gradient norm (0: off)"));
+
+static llvm::cl::opt<int64_t> microBatches(
+    "micro-batches", llvm::cl::cat(trainCategory), llvm::cl::init(1),
+    llvm::cl::desc("Accumulate gradients over this many micro-batches (the "
+                   "model's batch size is one micro-batch)"));
+
+static llvm::cl::list<std::string> dimSizes(
+    "dim", llvm::cl::cat(importCategory),
+    llvm::cl::desc("Size of a symbolic ONNX dimension: NAME=N (repeatable)"),
+    llvm::cl::value_desc("NAME=N"));
+
+/// Turns --input-shape / --dim into import options; reports bad values.
+static FailureOr<mlir::dpc::OnnxImportOptions> getImportOptions() {
+  std::string error;
+  FailureOr<mlir::dpc::OnnxImportOptions> options =
+      mlir::dpc::parseImportFlags(inputShapes, dimSizes, error);
+  if (failed(options))
+    llvm::errs() << "dpc-opt: " << error << "\n";
+  return options;
+}
+
+/// Runs the training-step passes that --train and its options ask for.
+static LogicalResult buildTrainStep(ModuleOp module) {
+  PassManager pm(module.getContext());
+  if (lossKind != "from-model") {
+    mlir::dpc::AppendLossOptions options;
+    options.kind = lossKind;
+    options.output = lossOutput;
+    options.label = labelName;
+    pm.addPass(mlir::dpc::createAppendLoss(options));
+  }
+  mlir::dpc::DifferentiateOptions differentiate;
+  if (lossKind == "from-model")
+    differentiate.lossOutput = lossOutput;
+  pm.addPass(mlir::dpc::createDifferentiate(differentiate));
+  mlir::dpc::BuildTrainStepOptions step;
+  step.optimizer = optimizerKind;
+  step.momentum = momentumFactor;
+  step.nesterov = nesterov;
+  step.weightDecay = weightDecay;
+  step.maxGradNorm = maxGradNorm;
+  step.microBatches = microBatches;
+  pm.addPass(mlir::dpc::createBuildTrainStep(step));
+  if (failed(pm.run(module)))
+    return failure();
+  // The default learning rate travels with the step, for the runtime.
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+    step->setAttr(
+        "dpc.default_lr",
+        FloatAttr::get(Float64Type::get(module.getContext()), learningRate));
+  return success();
+}
+
+/// Reads the input (importing it when it is ONNX), applies --train, and
+/// prints the module, with locations, into a buffer that MlirOptMain
+/// parses like any input file.
+static std::unique_ptr<llvm::MemoryBuffer>
+prepareInput(StringRef path, DialectRegistry &registry) {
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> module;
+  if (path.ends_with(".onnx")) {
+    FailureOr<mlir::dpc::OnnxImportOptions> options = getImportOptions();
+    if (failed(options))
+      return nullptr;
+    mlir::dpc::ImportDiagnosticHandler handler(&context, llvm::errs());
+    FailureOr<mlir::dpc::OnnxImportResult> imported =
+        mlir::dpc::importOnnxFile(&context, path, *options);
+    if (failed(imported))
+      return nullptr;
+    module = std::move(imported->module);
+  } else {
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    module = parseSourceFile<ModuleOp>(path, sourceMgr, &context);
+    if (!module)
+      return nullptr;
+  }
+  if (train) {
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    if (failed(buildTrainStep(*module)))
+      return nullptr;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, OpPrintingFlags().enableDebugInfo());
+  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+}
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::dpc::registerAllPasses();
-  mlir::DialectRegistry registry;
+  DialectRegistry registry;
   mlir::dpc::registerAllDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "dpc: distributed training compiler driver\n", registry));
+
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
+      argc, argv, "dpc: distributed training compiler driver\n", registry);
+  if (!StringRef(inputFilename).ends_with(".onnx") && !train)
+    return asMainReturnCode(
+        MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      prepareInput(inputFilename, registry);
+  if (!buffer)
+    return EXIT_FAILURE;
+  std::string error;
+  // The output file is kept only on success: no half-written files.
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "dpc-opt: " << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(MlirOptMain(output->os(), std::move(buffer), registry,
+                         MlirOptMainConfig::createFromCLOptions())))
+    return EXIT_FAILURE;
+  output->keep();
+  return EXIT_SUCCESS;
 }

@@ -3,12 +3,14 @@
 // `dpc-run --interpret FILE` runs one function of a program under the
 // reference interpreter: its arguments come from .npy/.npz files, matched
 // by the names in their dpc.input / dpc.param / dpc.state attributes (or
-// `argN`), and every result is written as DIR/<name>.npy, named by its
-// dpc.output / dpc.state result attribute (or `resultN`). Running compiled
-// artifacts on ranks comes later, in this same tool.
+// `argN`; an imported ONNX model's weights are the default values of its
+// parameters and state), and every result is written as DIR/<name>.npy, named
+// by its dpc.output / dpc.state result attribute (or `resultN`). Running
+// compiled artifacts on ranks comes later, in this same tool.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dpc/Conversion/OnnxToDpc/OnnxToDpc.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/InitAllDialects.h"
 #include "dpc/Interpreter/Interpreter.h"
@@ -37,7 +39,19 @@ static cl::OptionCategory runCategory("dpc-run options");
 
 static cl::opt<std::string>
     interpretFile("interpret", cl::cat(runCategory), cl::value_desc("FILE"),
-                  cl::desc("Run FILE (.mlir) under the reference interpreter"));
+                  cl::desc("Run FILE (.mlir or .onnx) under the reference "
+                           "interpreter"));
+
+static cl::OptionCategory importCategory("ONNX import options");
+
+static cl::list<std::string> inputShapes(
+    "input-shape", cl::cat(importCategory), cl::value_desc("NAME=DIMS"),
+    cl::desc("Shape of an ONNX graph input: NAME=2x3x32x32 (repeatable)"));
+
+static cl::list<std::string>
+    dimSizes("dim", cl::cat(importCategory), cl::value_desc("NAME=N"),
+             cl::desc("Size of a symbolic ONNX dimension: NAME=N "
+                      "(repeatable)"));
 
 static cl::list<std::string>
     inputs("input", cl::cat(runCategory), cl::value_desc("NAME=FILE.npy"),
@@ -100,14 +114,27 @@ struct Program {
 
 } // namespace
 
-/// Reads the program at `path`: MLIR as text or bytecode. Other formats
-/// (.onnx) go through their importer here.
+/// Reads the program at `path`: MLIR as text or bytecode, or an ONNX model
+/// through the importer.
 static FailureOr<Program> loadProgram(StringRef path, MLIRContext &context,
                                       llvm::SourceMgr &sourceMgr) {
   if (path.ends_with(".onnx")) {
-    reportError(path + ": running ONNX files is not supported yet; import "
-                       "the model with dpc-opt and run the .mlir");
-    return failure();
+    std::string error;
+    FailureOr<OnnxImportOptions> options =
+        parseImportFlags(inputShapes, dimSizes, error);
+    if (failed(options)) {
+      reportError(error);
+      return failure();
+    }
+    ImportDiagnosticHandler handler(&context, llvm::errs());
+    FailureOr<OnnxImportResult> imported =
+        importOnnxFile(&context, path, *options);
+    if (failed(imported))
+      return failure(); // the importer has reported why
+    Program program;
+    program.module = std::move(imported->module);
+    program.defaultArguments = std::move(imported->initialValues);
+    return program;
   }
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buffer = openInputFile(path, &error);

@@ -37,4 +37,92 @@ def TestShardingRules : Pass<"test-dpc-sharding-rules"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Training step (Transforms/Autodiff)
+//===----------------------------------------------------------------------===//
+
+def Differentiate : Pass<"dpc-differentiate", "ModuleOp"> {
+  let summary = "Adds the reverse-mode gradient of a model's loss";
+  let description = [{
+    Clones `@forward` into `@forward_backward`, which returns everything
+    `@forward` returns (the loss result marked `dpc.loss`) followed by the
+    gradient of the loss with respect to every `dpc.param` argument (each
+    marked `dpc.grad = "<param>"`, zeros for a parameter the loss does not
+    depend on). Each op on a path from a parameter to the loss builds its
+    own vector-Jacobian product through `DifferentiableOpInterface`;
+    gradients of values used several times are summed. State updates
+    (BatchNorm running statistics) pass through undifferentiated.
+
+    ```mlir
+    func.func @forward(%x {dpc.input = "x"}, %w {dpc.param = "w"})
+        -> (tensor<f32> {dpc.output = "loss"})
+    // gains
+    func.func @forward_backward(%x {dpc.input = "x"}, %w {dpc.param = "w"})
+        -> (tensor<f32> {dpc.loss, dpc.output = "loss"},
+            tensor<16x8xf32> {dpc.grad = "w"})
+    ```
+  }];
+  let options = [
+    Option<"lossOutput", "loss", "std::string", /*default=*/"\"\"",
+           "The output to minimize; by default the only scalar "
+           "floating-point output">,
+    Option<"functionName", "function", "std::string",
+           /*default=*/"\"forward\"", "The function to differentiate">,
+  ];
+}
+
+def AppendLoss : Pass<"dpc-append-loss", "ModuleOp"> {
+  let summary = "Appends a loss to a model that does not compute one";
+  let description = [{
+    Adds a label input and a loss on one output of `@forward`: mean
+    cross-entropy of the output (logits, classes on dimension 1) against
+    integer labels, or mean squared error against a target of the output's
+    type. The loss becomes a new output named `loss`.
+  }];
+  let options = [
+    Option<"kind", "kind", "std::string", /*default=*/"\"cross-entropy\"",
+           "cross-entropy or mse">,
+    Option<"output", "output", "std::string", /*default=*/"\"\"",
+           "The output the loss reads; by default the only output">,
+    Option<"label", "label", "std::string", /*default=*/"\"label\"",
+           "Name of the new label input">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "Label ignored by cross-entropy">,
+  ];
+}
+
+def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
+  let summary = "Builds @train_step from @forward_backward and an optimizer";
+  let description = [{
+    Creates
+    `train_step(params, opt_state, state, batch..., lr, step) ->
+    (params', opt_state', state', loss, grad_norm)`: it runs
+    `@forward_backward` (built for one micro-batch) on each of
+    `micro-batches` slices of every batch input, which the step takes
+    stacked along dimension 0 (threading the state through the
+    micro-batches), averages the losses and gradients, clips their
+    global norm to `max-grad-norm` (when positive), and applies the
+    optimizer. The learning rate and the step number (from 1) are inputs,
+    so schedules come from the runtime. Optimizer state is explicit:
+    `dpc.opt_state = "<param>:<slot>"` on arguments and results.
+  }];
+  let options = [
+    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
+           "sgd, momentum, adam or adamw">,
+    Option<"momentum", "momentum", "double", /*default=*/"0.9",
+           "Momentum factor (momentum)">,
+    Option<"nesterov", "nesterov", "bool", /*default=*/"false",
+           "Nesterov momentum (momentum)">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8", "Adam epsilon">,
+    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.0",
+           "L2 penalty (sgd, momentum, adam) or decoupled decay (adamw)">,
+    Option<"maxGradNorm", "max-grad-norm", "double", /*default=*/"0.0",
+           "Clip the global gradient norm to this value (0: no clipping)">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Gradient accumulation over this many micro-batches">,
+  ];
+}
+
 #endif // DPC_TRANSFORMS_PASSES

@@ -225,6 +225,228 @@ func.func @conv_result(%x: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>) {
 
 // -----
 
+// dpc.conv_transpose2d (C1)
+func.func @conv_transpose_C1(%x: tensor<2x4x5xf32>, %f: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{input and filter must have rank 4 (C1)}}
+  %0 = dpc.conv_transpose2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 1 : i64}
+      : (tensor<2x4x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x7x7xf32>
+  return
+}
+
+// -----
+
+// dpc.conv_transpose2d (C2)
+func.func @conv_transpose_C2(%x: tensor<2x4x5x5xf32>, %f: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{and positive groups (C2)}}
+  %0 = dpc.conv_transpose2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0>, groups = 1 : i64}
+      : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x7x7xf32>
+  return
+}
+
+// -----
+
+// dpc.conv_transpose2d (C3)
+func.func @conv_transpose_C3(%x: tensor<2x4x5x5xf32>, %f: tensor<3x3x3x3xf32>) {
+  // expected-error @+1 {{input has 4 channels, filter has 3 in 1 groups (C3)}}
+  %0 = dpc.conv_transpose2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 1 : i64}
+      : (tensor<2x4x5x5xf32>, tensor<3x3x3x3xf32>) -> tensor<2x3x7x7xf32>
+  return
+}
+
+// -----
+
+// dpc.conv_transpose2d (C4)
+func.func @conv_transpose_C4(%x: tensor<2x4x5x5xf32>, %f: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{bias shape [4] should be [3] (C4)}}
+  %0 = dpc.conv_transpose2d %x, %f, %b {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 1 : i64}
+      : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x3x7x7xf32>
+  return
+}
+
+// -----
+
+// dpc.conv_transpose2d (C5)
+func.func @conv_transpose_C5(%x: tensor<2x4x5x5xf32>, %f: tensor<4x3x3x3xf16>) {
+  // expected-error @+1 {{element types differ (C5)}}
+  %0 = dpc.conv_transpose2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 1 : i64}
+      : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf16>) -> tensor<2x3x7x7xf32>
+  return
+}
+
+// -----
+
+// dpc.conv_transpose2d (C6)
+func.func @conv_transpose_C6(%x: tensor<2x4x5x5xf32>, %f: tensor<4x3x3x3xf32>) {
+  // expected-error @+1 {{result shape [2, 3, 5, 5] should be [2, 3, 7, 7] (C6)}}
+  %0 = dpc.conv_transpose2d %x, %f {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 1 : i64}
+      : (tensor<2x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x5x5xf32>
+  return
+}
+
+// -----
+
+// dpc.resize (C1)
+func.func @resize_C1(%x: tensor<1x4x5x5xf32>) {
+  // expected-error @+1 {{needs one positive scale per dimension (C1)}}
+  %0 = dpc.resize %x {scales = array<f64: 1.0, 2.0>, mode = "linear", coordinate_mode = "half_pixel", nearest_mode = "floor"} : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf32>
+  return
+}
+
+// -----
+
+// dpc.resize (C2)
+func.func @resize_C2(%x: tensor<1x4x5x5xf32>) {
+  // expected-error @+1 {{should have the rank and element type of 'tensor<1x4x5x5xf32>' (C2)}}
+  %0 = dpc.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_mode = "half_pixel", nearest_mode = "floor"} : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf16>
+  return
+}
+
+// -----
+
+// dpc.resize (C3)
+func.func @resize_C3(%x: tensor<1x4x5x5xf32>) {
+  // expected-error @+1 {{unknown mode, coordinate_mode or nearest_mode (C3)}}
+  %0 = dpc.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "cubic", coordinate_mode = "half_pixel", nearest_mode = "floor"} : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d_filter_grad (C1)
+func.func @conv2d_filter_grad_C1(%x: tensor<2x3x8xf32>, %g: tensor<2x6x6x6xf32>) {
+  // expected-error @+1 {{input, out_grad and result must have rank 4 (C1)}}
+  %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8xf32>, tensor<2x6x6x6xf32>) -> tensor<6x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d_filter_grad (C2)
+func.func @conv2d_filter_grad_C2(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x6x6xf32>) {
+  // expected-error @+1 {{positive groups (C2)}}
+  %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 0 : i64} : (tensor<2x3x8x8xf32>, tensor<2x6x6x6xf32>) -> tensor<6x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d_filter_grad (C3)
+func.func @conv2d_filter_grad_C3(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x6x6xf32>) {
+  // expected-error @+1 {{result shape [6, 2, 3, 3] does not fit 3 input and 6 output channels in 1 groups (C3)}}
+  %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<2x6x6x6xf32>) -> tensor<6x2x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d_filter_grad (C4)
+func.func @conv2d_filter_grad_C4(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x5x5xf32>) {
+  // expected-error @+1 {{out_grad shape [2, 6, 5, 5] should be [2, 6, 6, 6] (C4)}}
+  %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<2x6x5x5xf32>) -> tensor<6x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.conv2d_filter_grad (C5)
+func.func @conv2d_filter_grad_C5(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x6x6xf16>) {
+  // expected-error @+1 {{element types differ (C5)}}
+  %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 1, 1>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<2x6x6x6xf16>) -> tensor<6x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.max_pool2d_grad (C1)
+func.func @max_pool2d_grad_C1(%x: tensor<3x8x8xf32>, %g: tensor<3x4x4xf32>) {
+  // expected-error @+1 {{input must have rank 4 (C1)}}
+  %0 = dpc.max_pool2d_grad %x, %g {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<3x8x8xf32>, tensor<3x4x4xf32>
+  return
+}
+
+// -----
+
+// dpc.max_pool2d_grad (C2)
+func.func @max_pool2d_grad_C2(%x: tensor<1x3x8x8xf32>, %g: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{smaller than the kernel (C2)}}
+  %0 = dpc.max_pool2d_grad %x, %g {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 2, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32>, tensor<1x3x4x4xf32>
+  return
+}
+
+// -----
+
+// dpc.max_pool2d_grad (C3)
+func.func @max_pool2d_grad_C3(%x: tensor<1x3x8x8xf32>, %g: tensor<1x3x3x3xf32>) {
+  // expected-error @+1 {{out_grad shape [1, 3, 3, 3] should be [1, 3, 4, 4] (C3)}}
+  %0 = dpc.max_pool2d_grad %x, %g {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x8x8xf32>, tensor<1x3x3x3xf32>
+  return
+}
+
+// -----
+
+// dpc.avg_pool2d_grad (C1)
+func.func @avg_pool2d_grad_C1(%g: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{result must have rank 4 and the element type of out_grad (C1)}}
+  %0 = dpc.avg_pool2d_grad %g {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf16>
+  return
+}
+
+// -----
+
+// dpc.avg_pool2d_grad (C2)
+func.func @avg_pool2d_grad_C2(%g: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{smaller than the kernel (C2)}}
+  %0 = dpc.avg_pool2d_grad %g {kernel_shape = array<i64: 0, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x4x4xf32> -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+// dpc.avg_pool2d_grad (C3)
+func.func @avg_pool2d_grad_C3(%g: tensor<1x3x4x4xf32>) {
+  // expected-error @+1 {{out_grad shape [1, 3, 4, 4] should be [1, 3, 3, 3] (C3)}}
+  %0 = dpc.avg_pool2d_grad %g {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<1x3x4x4xf32> -> tensor<1x3x7x7xf32>
+  return
+}
+
+// -----
+
+// dpc.pad (C1)
+func.func @pad_C1(%x: tensor<4xf32>) {
+  // expected-error @+1 {{low, high and interior need one non-negative entry per dimension (C1)}}
+  %0 = dpc.pad %x {low = array<i64: -1>, high = array<i64: 0>, interior = array<i64: 0>, value = 0.0 : f64} : tensor<4xf32> -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// dpc.pad (C2)
+func.func @pad_C2(%x: tensor<4xf32>) {
+  // expected-error @+1 {{should have shape [9] (C2)}}
+  %0 = dpc.pad %x {low = array<i64: 1>, high = array<i64: 1>, interior = array<i64: 1>, value = 0.0 : f64} : tensor<4xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// dpc.scatter_add (C1)
+func.func @scatter_add_C1(%u: tensor<3x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{axis 2 is out of range [0, 2) (C1)}}
+  %0 = dpc.scatter_add %u[%i] {axis = 2 : i64} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
+// dpc.scatter_add (C2)
+func.func @scatter_add_C2(%u: tensor<4x3xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{should have shape [3, 4] and element type 'f32' (C2)}}
+  %0 = dpc.scatter_add %u[%i] {axis = 0 : i64} : (tensor<4x3xf32>, tensor<3xi64>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
 // dpc.max_pool2d (C1)
 func.func @pool_rank(%x: tensor<3x8x8xf32>) {
   // expected-error @+1 {{input must have rank 4 (C1)}}
@@ -646,4 +868,11 @@ func.func @unnamed_parameter(%x: tensor<4xf32> {dpc.param}) {
 // expected-error @+1 {{'dpc.param' marks argument #0 of type 'tensor<4xi64>', which is not a floating-point tensor}}
 func.func @integer_parameter(%x: tensor<4xi64> {dpc.param = "ids"}) {
   return
+}
+
+// -----
+
+// expected-error @+1 {{unknown dpc result attribute 'dpc.input'}}
+func.func @input_result(%x: tensor<4xf32>) -> (tensor<4xf32> {dpc.input = "x"}) {
+  return %x : tensor<4xf32>
 }

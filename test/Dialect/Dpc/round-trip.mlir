@@ -6,10 +6,12 @@
 // CHECK-SAME: {dpc.input = "x"}
 // CHECK-SAME: {dpc.param = "fc.weight"}
 // CHECK-SAME: {dpc.state = "bn.running_mean"}
+// CHECK-SAME: -> (tensor<4xf32> {dpc.output = "y"}, tensor<4xf32> {dpc.state = "bn.running_mean"})
 func.func @arguments(%x: tensor<4xf32> {dpc.input = "x"},
                      %w: tensor<4xf32> {dpc.param = "fc.weight"},
-                     %m: tensor<4xf32> {dpc.state = "bn.running_mean"}) {
-  return
+                     %m: tensor<4xf32> {dpc.state = "bn.running_mean"})
+    -> (tensor<4xf32> {dpc.output = "y"}, tensor<4xf32> {dpc.state = "bn.running_mean"}) {
+  return %x, %m : tensor<4xf32>, tensor<4xf32>
 }
 
 // CHECK-LABEL: func.func @constant
@@ -168,5 +170,36 @@ func.func @losses(%logits: tensor<4x10xf32>, %labels: tensor<4xi64>,
   %2 = dpc.softmax_cross_entropy %seq, %tokens none {ignore_index = -1 : i64} : (tensor<2x10x8xf32>, tensor<2x8xi32>) -> tensor<2x8xf32>
   // CHECK: dpc.nll_loss %{{.*}}, %{{.*}} sum
   %3 = dpc.nll_loss %logits, %labels sum {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return
+}
+
+// CHECK-LABEL: func.func @upsampling
+func.func @upsampling(%x: tensor<1x4x5x5xf32>, %f: tensor<4x3x3x3xf32>, %b: tensor<6xf32>) {
+  // CHECK: dpc.conv_transpose2d %{{.*}}, %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 2 : i64, output_padding = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> tensor<1x6x10x10xf32>
+  %0 = dpc.conv_transpose2d %x, %f, %b {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 1, 1>, groups = 2 : i64}
+      : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> tensor<1x6x10x10xf32>
+  // CHECK: dpc.resize %{{.*}} {coordinate_mode = "asymmetric", mode = "nearest", nearest_mode = "floor", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf32>
+  %1 = dpc.resize %x {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "nearest", coordinate_mode = "asymmetric", nearest_mode = "floor"}
+      : tensor<1x4x5x5xf32> -> tensor<1x4x10x10xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @gradients
+func.func @gradients(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x4x4xf32>, %p: tensor<2x3x4x4xf32>,
+                     %e: tensor<2x5x4xf32>, %ids: tensor<2x5xi64>) {
+  // CHECK: dpc.conv2d_filter_grad %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<2x6x4x4xf32>) -> tensor<6x3x3x3xf32>
+  %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64}
+      : (tensor<2x3x8x8xf32>, tensor<2x6x4x4xf32>) -> tensor<6x3x3x3xf32>
+  // CHECK: dpc.max_pool2d_grad %{{.*}}, %{{.*}} {{{.*}}} : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
+  %1 = dpc.max_pool2d_grad %x, %p {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+      : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
+  // CHECK: dpc.avg_pool2d_grad %{{.*}} {{{.*}}count_include_pad{{.*}}} : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
+  %2 = dpc.avg_pool2d_grad %p {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, count_include_pad}
+      : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
+  // CHECK: dpc.pad %{{.*}} {high = array<i64: 0, 1, 0, 0>, interior = array<i64: 0, 0, 1, 1>, low = array<i64: 0, 2, 0, 0>, value = 0.000000e+00 : f64} : tensor<2x3x4x4xf32> -> tensor<2x6x7x7xf32>
+  %3 = dpc.pad %p {low = array<i64: 0, 2, 0, 0>, high = array<i64: 0, 1, 0, 0>, interior = array<i64: 0, 0, 1, 1>, value = 0.0 : f64}
+      : tensor<2x3x4x4xf32> -> tensor<2x6x7x7xf32>
+  // CHECK: dpc.scatter_add %{{.*}}[%{{.*}}] {axis = 0 : i64} : (tensor<2x5x4xf32>, tensor<2x5xi64>) -> tensor<10x4xf32>
+  %4 = dpc.scatter_add %e[%ids] {axis = 0 : i64} : (tensor<2x5x4xf32>, tensor<2x5xi64>) -> tensor<10x4xf32>
   return
 }

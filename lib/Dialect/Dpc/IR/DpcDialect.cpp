@@ -9,6 +9,7 @@
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Transforms/InliningUtils.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -16,11 +17,23 @@ using namespace mlir::dpc;
 #include "dpc/Dialect/Dpc/IR/DpcEnums.cpp.inc"
 #include "dpc/Dialect/Dpc/IR/DpcOpsDialect.cpp.inc"
 
+namespace {
+/// Every dpc op is pure and region-free, so any of them may be inlined
+/// (the training step calls @forward_backward; backends want one body).
+struct DpcInlinerInterface : public DialectInlinerInterface {
+  using DialectInlinerInterface::DialectInlinerInterface;
+  bool isLegalToInline(Operation *, Region *, bool, IRMapping &) const final {
+    return true;
+  }
+};
+} // namespace
+
 void DpcDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "dpc/Dialect/Dpc/IR/DpcOps.cpp.inc"
       >();
+  addInterfaces<DpcInlinerInterface>();
 }
 
 Operation *DpcDialect::materializeConstant(OpBuilder &builder, Attribute value,
@@ -37,12 +50,13 @@ LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
                                                    NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
   if (name != kParamAttrName && name != kStateAttrName &&
-      name != kInputAttrName)
+      name != kInputAttrName && name != kOptStateAttrName &&
+      name != kHyperAttrName)
     return op->emitError("unknown dpc argument attribute '") << name << "'";
   if (!isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")
            << name << "' must hold the tensor's name as a string";
-  if (name == kInputAttrName)
+  if (name == kInputAttrName || name == kHyperAttrName)
     return success();
   // Parameters and state are floating-point tensors: they are updated by
   // the optimizer or by running statistics.
@@ -52,6 +66,26 @@ LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
     return op->emitError("'")
            << name << "' marks argument #" << argIndex << " of type " << type
            << ", which is not a floating-point tensor";
+  return success();
+}
+
+LogicalResult
+DpcDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
+                                        unsigned resultIndex,
+                                        NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  if (name == kLossAttrName) {
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return op->emitError("'") << name << "' is a unit attribute";
+    return success();
+  }
+  if (name != kOutputAttrName && name != kStateAttrName &&
+      name != kGradAttrName && name != kOptStateAttrName &&
+      name != kParamAttrName)
+    return op->emitError("unknown dpc result attribute '") << name << "'";
+  if (!isa<StringAttr>(attribute.getValue()))
+    return op->emitError("'")
+           << name << "' must hold the tensor's name as a string";
   return success();
 }
 

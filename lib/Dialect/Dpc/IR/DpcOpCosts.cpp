@@ -23,6 +23,30 @@ double Conv2DOp::getFlops() {
   return 2.0 * outputs * macsPerOutput + (getBias() ? outputs : 0.0);
 }
 
+double ConvTranspose2DOp::getFlops() {
+  // Every input element meets every filter tap of its group.
+  ArrayRef<int64_t> filter = getFilter().getType().getShape();
+  double macsPerInput = filter[1] * filter[2] * filter[3];
+  double flops = 2.0 * getNumElements(getInput().getType()) * macsPerInput;
+  return flops + (getBias() ? getNumElements(getResult().getType()) : 0.0);
+}
+
+double Conv2DFilterGradOp::getFlops() {
+  ArrayRef<int64_t> filter = getResult().getType().getShape();
+  double macsPerOutput = filter[1] * filter[2] * filter[3];
+  return 2.0 * getNumElements(getOutGrad().getType()) * macsPerOutput;
+}
+
+double MaxPool2DGradOp::getFlops() {
+  ArrayRef<int64_t> kernel = getKernelShape();
+  return getNumElements(getOutGrad().getType()) * kernel[0] * kernel[1];
+}
+
+double AvgPool2DGradOp::getFlops() {
+  ArrayRef<int64_t> kernel = getKernelShape();
+  return getNumElements(getOutGrad().getType()) * kernel[0] * kernel[1];
+}
+
 double MaxPool2DOp::getFlops() {
   ArrayRef<int64_t> kernel = getKernelShape();
   return getNumElements(getResult().getType()) * kernel[0] * kernel[1];

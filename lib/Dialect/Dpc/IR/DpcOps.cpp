@@ -186,11 +186,10 @@ LogicalResult MatmulOp::verify() {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-/// Output size of a sliding window along one dimension, or a non-positive
-/// number when the window does not fit.
-static int64_t getWindowOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                                   int64_t padBegin, int64_t padEnd,
-                                   int64_t dilation, bool ceilMode) {
+int64_t mlir::dpc::getWindowOutputSize(int64_t in, int64_t kernel,
+                                       int64_t stride, int64_t padBegin,
+                                       int64_t padEnd, int64_t dilation,
+                                       bool ceilMode) {
   int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
   if (span < 0)
     return 0;
@@ -255,13 +254,130 @@ LogicalResult Conv2DOp::verify() {
   return success();
 }
 
-/// Shared verifier of max_pool2d and avg_pool2d.
-template <typename PoolOp> static LogicalResult verifyPool2D(PoolOp op) {
-  RankedTensorType inputType = op.getInput().getType();
-  if (inputType.getRank() != 4)
-    return op.emitOpError("input must have rank 4 (C1)");
-  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
-                    padding = op.getPadding(), dilations = op.getDilations();
+LogicalResult Conv2DFilterGradOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType gradType = getOutGrad().getType();
+  RankedTensorType resultType = getResult().getType();
+  if (inputType.getRank() != 4 || gradType.getRank() != 4 ||
+      resultType.getRank() != 4)
+    return emitOpError("input, out_grad and result must have rank 4 (C1)");
+  ArrayRef<int64_t> strides = getStrides(), padding = getPadding(),
+                    dilations = getDilations();
+  int64_t groups = getGroups();
+  if (strides.size() != 2 || dilations.size() != 2 || padding.size() != 4 ||
+      !allPositive(strides) || !allPositive(dilations) ||
+      !allNonNegative(padding) || groups <= 0)
+    return emitOpError("needs 2 positive strides and dilations, 4 "
+                       "non-negative paddings and positive groups (C2)");
+  ArrayRef<int64_t> in = inputType.getShape(), out = gradType.getShape(),
+                    filter = resultType.getShape();
+  if (in[1] % groups != 0 || out[1] % groups != 0 || filter[0] != out[1] ||
+      filter[1] != in[1] / groups)
+    return emitOpError("result shape ")
+           << formatShape(filter) << " does not fit " << in[1] << " input and "
+           << out[1] << " output channels in " << groups << " groups (C3)";
+  SmallVector<int64_t> expected = {in[0], out[1]};
+  for (int d = 0; d < 2; ++d)
+    expected.push_back(getWindowOutputSize(in[2 + d], filter[2 + d], strides[d],
+                                           padding[d], padding[2 + d],
+                                           dilations[d],
+                                           /*ceilMode=*/false));
+  if (out != ArrayRef<int64_t>(expected))
+    return emitOpError("out_grad shape ") << formatShape(out) << " should be "
+                                          << formatShape(expected) << " (C4)";
+  Type elementType = inputType.getElementType();
+  if (gradType.getElementType() != elementType ||
+      resultType.getElementType() != elementType)
+    return emitOpError("element types differ (C5)");
+  return success();
+}
+
+/// Output size of a transposed convolution along one dimension.
+static int64_t getTransposedOutputSize(int64_t in, int64_t kernel,
+                                       int64_t stride, int64_t padBegin,
+                                       int64_t padEnd, int64_t dilation,
+                                       int64_t outputPadding) {
+  return (in - 1) * stride - padBegin - padEnd + dilation * (kernel - 1) +
+         outputPadding + 1;
+}
+
+LogicalResult ConvTranspose2DOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType filterType = getFilter().getType();
+  if (inputType.getRank() != 4 || filterType.getRank() != 4)
+    return emitOpError("input and filter must have rank 4 (C1)");
+  ArrayRef<int64_t> strides = getStrides(), padding = getPadding(),
+                    dilations = getDilations(),
+                    outputPadding = getOutputPadding();
+  int64_t groups = getGroups();
+  if (strides.size() != 2 || dilations.size() != 2 || padding.size() != 4 ||
+      outputPadding.size() != 2 || !allPositive(strides) ||
+      !allPositive(dilations) || !allNonNegative(padding) ||
+      !allNonNegative(outputPadding) || groups <= 0)
+    return emitOpError("needs 2 positive strides and dilations, 4 paddings "
+                       "and 2 output paddings that are non-negative, and "
+                       "positive groups (C2)");
+  ArrayRef<int64_t> in = inputType.getShape(), filter = filterType.getShape();
+  if (filter[0] != in[1] || in[1] % groups != 0)
+    return emitOpError("input has ")
+           << in[1] << " channels, filter has " << filter[0] << " in " << groups
+           << " groups (C3)";
+  int64_t outChannels = filter[1] * groups;
+  Type elementType = inputType.getElementType();
+  if (Value bias = getBias()) {
+    auto biasType = getTensorType(bias);
+    if (biasType.getShape() != ArrayRef<int64_t>{outChannels})
+      return emitOpError("bias shape ")
+             << formatShape(biasType.getShape()) << " should be ["
+             << outChannels << "] (C4)";
+    if (biasType.getElementType() != elementType)
+      return emitOpError("element types differ (C5)");
+  }
+  if (filterType.getElementType() != elementType ||
+      getResult().getType().getElementType() != elementType)
+    return emitOpError("element types differ (C5)");
+  SmallVector<int64_t> expected = {in[0], outChannels};
+  for (int d = 0; d < 2; ++d)
+    expected.push_back(getTransposedOutputSize(
+        in[2 + d], filter[2 + d], strides[d], padding[d], padding[2 + d],
+        dilations[d], outputPadding[d]));
+  if (expected[2] <= 0 || expected[3] <= 0 ||
+      getResult().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result shape ")
+           << formatShape(getResult().getType().getShape()) << " should be "
+           << formatShape(expected) << " (C6)";
+  return success();
+}
+
+LogicalResult ResizeOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType resultType = getResult().getType();
+  ArrayRef<double> scales = getScales();
+  if (static_cast<int64_t>(scales.size()) != inputType.getRank() ||
+      !llvm::all_of(scales, [](double s) { return s > 0.0; }))
+    return emitOpError("needs one positive scale per dimension (C1)");
+  if (resultType.getRank() != inputType.getRank() ||
+      resultType.getElementType() != inputType.getElementType())
+    return emitOpError("result type ")
+           << resultType << " should have the rank and element type of "
+           << inputType << " (C2)";
+  bool validModes = llvm::is_contained({"nearest", "linear"}, getMode()) &&
+                    llvm::is_contained({"half_pixel", "pytorch_half_pixel",
+                                        "asymmetric", "align_corners"},
+                                       getCoordinateMode()) &&
+                    llvm::is_contained({"round_prefer_floor",
+                                        "round_prefer_ceil", "floor", "ceil"},
+                                       getNearestMode());
+  if (!validModes)
+    return emitOpError("unknown mode, coordinate_mode or nearest_mode (C3)");
+  return success();
+}
+
+/// Checks pooling window attributes (C2 of the pooling ops).
+static LogicalResult verifyPoolWindow(Operation *op, ArrayRef<int64_t> kernel,
+                                      ArrayRef<int64_t> strides,
+                                      ArrayRef<int64_t> padding,
+                                      ArrayRef<int64_t> dilations) {
   bool valid = kernel.size() == 2 && strides.size() == 2 &&
                dilations.size() == 2 && padding.size() == 4 &&
                allPositive(kernel) && allPositive(strides) &&
@@ -269,15 +385,36 @@ template <typename PoolOp> static LogicalResult verifyPool2D(PoolOp op) {
   for (int d = 0; valid && d < 2; ++d)
     valid = padding[d] < kernel[d] && padding[2 + d] < kernel[d];
   if (!valid)
-    return op.emitOpError(
+    return op->emitOpError(
         "needs 2 positive kernel sizes, strides and dilations and 4 "
         "non-negative paddings smaller than the kernel (C2)");
-  ArrayRef<int64_t> in = inputType.getShape();
-  SmallVector<int64_t> expected = {in[0], in[1]};
+  return success();
+}
+
+/// The pooled shape of an NCHW `input`.
+static SmallVector<int64_t>
+getPooledShape(ArrayRef<int64_t> in, ArrayRef<int64_t> kernel,
+               ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
+               ArrayRef<int64_t> dilations, bool ceilMode) {
+  SmallVector<int64_t> shape = {in[0], in[1]};
   for (int d = 0; d < 2; ++d)
-    expected.push_back(getWindowOutputSize(in[2 + d], kernel[d], strides[d],
-                                           padding[d], padding[2 + d],
-                                           dilations[d], op.getCeilMode()));
+    shape.push_back(getWindowOutputSize(in[2 + d], kernel[d], strides[d],
+                                        padding[d], padding[2 + d],
+                                        dilations[d], ceilMode));
+  return shape;
+}
+
+/// Shared verifier of max_pool2d and avg_pool2d.
+template <typename PoolOp> static LogicalResult verifyPool2D(PoolOp op) {
+  RankedTensorType inputType = op.getInput().getType();
+  if (inputType.getRank() != 4)
+    return op.emitOpError("input must have rank 4 (C1)");
+  if (failed(verifyPoolWindow(op, op.getKernelShape(), op.getStrides(),
+                              op.getPadding(), op.getDilations())))
+    return failure();
+  SmallVector<int64_t> expected =
+      getPooledShape(inputType.getShape(), op.getKernelShape(), op.getStrides(),
+                     op.getPadding(), op.getDilations(), op.getCeilMode());
   RankedTensorType resultType = op.getResult().getType();
   if (expected[2] <= 0 || expected[3] <= 0 ||
       resultType.getShape() != ArrayRef<int64_t>(expected) ||
@@ -290,6 +427,42 @@ template <typename PoolOp> static LogicalResult verifyPool2D(PoolOp op) {
 
 LogicalResult MaxPool2DOp::verify() { return verifyPool2D(*this); }
 LogicalResult AvgPool2DOp::verify() { return verifyPool2D(*this); }
+
+LogicalResult MaxPool2DGradOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  if (inputType.getRank() != 4)
+    return emitOpError("input must have rank 4 (C1)");
+  if (failed(verifyPoolWindow(*this, getKernelShape(), getStrides(),
+                              getPadding(), getDilations())))
+    return failure();
+  SmallVector<int64_t> expected =
+      getPooledShape(inputType.getShape(), getKernelShape(), getStrides(),
+                     getPadding(), getDilations(), getCeilMode());
+  if (getOutGrad().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("out_grad shape ")
+           << formatShape(getOutGrad().getType().getShape()) << " should be "
+           << formatShape(expected) << " (C3)";
+  return success();
+}
+
+LogicalResult AvgPool2DGradOp::verify() {
+  RankedTensorType resultType = getResult().getType();
+  if (resultType.getRank() != 4 ||
+      resultType.getElementType() != getOutGrad().getType().getElementType())
+    return emitOpError("result must have rank 4 and the element type of "
+                       "out_grad (C1)");
+  if (failed(verifyPoolWindow(*this, getKernelShape(), getStrides(),
+                              getPadding(), getDilations())))
+    return failure();
+  SmallVector<int64_t> expected =
+      getPooledShape(resultType.getShape(), getKernelShape(), getStrides(),
+                     getPadding(), getDilations(), getCeilMode());
+  if (getOutGrad().getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("out_grad shape ")
+           << formatShape(getOutGrad().getType().getShape()) << " should be "
+           << formatShape(expected) << " (C3)";
+  return success();
+}
 
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
@@ -541,6 +714,47 @@ LogicalResult GatherOp::verify() {
     return emitOpError("result type ")
            << resultType << " should have shape " << formatShape(expected)
            << " and element type " << inputType.getElementType() << " (C2)";
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  ArrayRef<int64_t> low = getLow(), high = getHigh(), interior = getInterior();
+  size_t rank = inputType.getRank();
+  if (low.size() != rank || high.size() != rank || interior.size() != rank ||
+      !allNonNegative(low) || !allNonNegative(high) ||
+      !allNonNegative(interior))
+    return emitOpError("low, high and interior need one non-negative entry "
+                       "per dimension (C1)");
+  SmallVector<int64_t> expected;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t size = inputType.getDimSize(d);
+    expected.push_back(low[d] + high[d] + size +
+                       std::max<int64_t>(size - 1, 0) * interior[d]);
+  }
+  RankedTensorType resultType = getResult().getType();
+  if (resultType.getShape() != ArrayRef<int64_t>(expected) ||
+      resultType.getElementType() != inputType.getElementType())
+    return emitOpError("result type ") << resultType << " should have shape "
+                                       << formatShape(expected) << " (C2)";
+  return success();
+}
+
+LogicalResult ScatterAddOp::verify() {
+  RankedTensorType resultType = getResult().getType();
+  int64_t axis = getAxis();
+  if (failed(verifyAxis(*this, axis, resultType.getRank(), "C1")))
+    return failure();
+  ArrayRef<int64_t> out = resultType.getShape();
+  SmallVector<int64_t> expected(out.take_front(axis));
+  llvm::append_range(expected, getIndices().getType().getShape());
+  llvm::append_range(expected, out.drop_front(axis + 1));
+  RankedTensorType updatesType = getUpdates().getType();
+  if (updatesType.getShape() != ArrayRef<int64_t>(expected) ||
+      updatesType.getElementType() != resultType.getElementType())
+    return emitOpError("updates type ")
+           << updatesType << " should have shape " << formatShape(expected)
+           << " and element type " << resultType.getElementType() << " (C2)";
   return success();
 }
 

@@ -23,19 +23,24 @@ def Dpc_Dialect : Dialect {
     (`ShardableOpInterface`) and the cost (`CostOpInterface`).
 
     Trainable parameters and non-trainable state are function arguments
-    marked with the argument attributes `dpc.param` and `dpc.state`; each
-    holds the tensor's name in the source model:
+    marked with the argument attributes `dpc.param` and `dpc.state`, and
+    model inputs with `dpc.input`; each holds the tensor's name in the source
+    model. Results carry `dpc.output` (a model output) or `dpc.state` (the
+    new value of the state of that name):
 
     ```mlir
     func.func @forward(%x: tensor<4x16xf32> {dpc.input = "x"},
                        %w: tensor<32x16xf32> {dpc.param = "fc1.weight"},
                        %m: tensor<32xf32> {dpc.state = "bn.running_mean"})
+        -> (tensor<4x32xf32> {dpc.output = "logits"},
+            tensor<32xf32> {dpc.state = "bn.running_mean"})
     ```
 
     Every verifier cites the numbered constraint (C1, C2, ...) of the op's
     specification that it enforces.
   }];
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
     /// Argument attribute marking a trainable parameter.
@@ -44,6 +49,16 @@ def Dpc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kStateAttrName = "dpc.state";
     /// Argument attribute naming a model input (data or label).
     static constexpr ::llvm::StringLiteral kInputAttrName = "dpc.input";
+    /// Result attribute naming a model output.
+    static constexpr ::llvm::StringLiteral kOutputAttrName = "dpc.output";
+    /// Result attribute marking the output that training minimizes.
+    static constexpr ::llvm::StringLiteral kLossAttrName = "dpc.loss";
+    /// Result attribute naming the parameter a gradient belongs to.
+    static constexpr ::llvm::StringLiteral kGradAttrName = "dpc.grad";
+    /// Argument and result attribute of optimizer state: "PARAM:SLOT".
+    static constexpr ::llvm::StringLiteral kOptStateAttrName = "dpc.opt_state";
+    /// Argument attribute of a training hyperparameter ("lr", "step").
+    static constexpr ::llvm::StringLiteral kHyperAttrName = "dpc.hyper";
   }];
 }
 

@@ -10,6 +10,7 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Interfaces/DifferentiableOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -25,6 +26,12 @@ namespace mlir::dpc {
 /// The NumPy broadcast of `shapes`, or failure when they are incompatible.
 FailureOr<SmallVector<int64_t>>
 getBroadcastShape(ArrayRef<ArrayRef<int64_t>> shapes);
+
+/// Output size of a sliding window (convolution, pooling) along one
+/// dimension, or a non-positive number when the window does not fit.
+int64_t getWindowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                            int64_t padBegin, int64_t padEnd, int64_t dilation,
+                            bool ceilMode);
 
 /// Verifies an op whose operands broadcast to its result: the `data`
 /// operands share one element type, the result has `resultElementType`,

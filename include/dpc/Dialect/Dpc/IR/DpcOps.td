@@ -11,6 +11,7 @@
 include "dpc/Dialect/Dpc/IR/DpcDialect.td"
 include "dpc/Dialect/Dpc/IR/DpcEnums.td"
 include "dpc/Interfaces/CostOpInterface.td"
+include "dpc/Interfaces/DifferentiableOpInterface.td"
 include "dpc/Interfaces/ShardableOpInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -28,6 +29,8 @@ def Dpc_BoolTensor : StaticShapeTensorOf<[I1]>;
 
 // Ops whose sharding rule is the elementwise rule over their (broadcast)
 // result shape.
+defvar Dpc_Differentiable = DeclareOpInterfaceMethods<DifferentiableOpInterface>;
+
 defvar Dpc_ElementwiseRule = [{
   ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
     return ::mlir::dpc::getElementwiseShardingRule(getOperation());
@@ -66,9 +69,10 @@ def Dpc_ConstantOp : Dpc_Op<"constant", [ConstantLike, Pure,
 //===----------------------------------------------------------------------===//
 
 class Dpc_UnaryOp<string mnemonic, string formula,
-                  TypeConstraint type = Dpc_FloatTensor>
-    : Dpc_Op<mnemonic, [Pure, Elementwise, SameOperandsAndResultType,
-                        CostOpInterface,
+                  TypeConstraint type = Dpc_FloatTensor,
+                  list<Trait> extraTraits = [Dpc_Differentiable]>
+    : Dpc_Op<mnemonic, extraTraits # [Pure, Elementwise,
+                        SameOperandsAndResultType, CostOpInterface,
                         DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "Elementwise `" # formula # "`";
@@ -94,7 +98,7 @@ def Dpc_TanhOp : Dpc_UnaryOp<"tanh", "tanh(x)">;
 def Dpc_SigmoidOp : Dpc_UnaryOp<"sigmoid", "1 / (1 + e^-x)">;
 def Dpc_ReluOp : Dpc_UnaryOp<"relu", "max(x, 0)">;
 def Dpc_ErfOp : Dpc_UnaryOp<"erf", "erf(x)">;
-def Dpc_NotOp : Dpc_UnaryOp<"not", "!x", Dpc_BoolTensor>;
+def Dpc_NotOp : Dpc_UnaryOp<"not", "!x", Dpc_BoolTensor, []>;
 
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops with broadcasting
@@ -110,8 +114,9 @@ class Dpc_BroadcastingOp<string mnemonic, list<Trait> traits = []>
 }
 
 class Dpc_BinaryOp<string mnemonic, string formula,
-                   TypeConstraint type = Dpc_Tensor>
-    : Dpc_BroadcastingOp<mnemonic> {
+                   TypeConstraint type = Dpc_Tensor,
+                   list<Trait> extraTraits = [Dpc_Differentiable]>
+    : Dpc_BroadcastingOp<mnemonic, extraTraits> {
   let summary = "Elementwise `" # formula # "` with broadcasting";
   let description = [{
     Computes `}] # formula # [{` (x from `lhs`, y from `rhs`) over the NumPy
@@ -145,8 +150,8 @@ def Dpc_DivOp : Dpc_BinaryOp<"div", "x / y">;
 def Dpc_PowOp : Dpc_BinaryOp<"pow", "x ^ y", Dpc_FloatTensor>;
 def Dpc_MaxOp : Dpc_BinaryOp<"max", "max(x, y)">;
 def Dpc_MinOp : Dpc_BinaryOp<"min", "min(x, y)">;
-def Dpc_AndOp : Dpc_BinaryOp<"and", "x && y", Dpc_BoolTensor>;
-def Dpc_OrOp : Dpc_BinaryOp<"or", "x || y", Dpc_BoolTensor>;
+def Dpc_AndOp : Dpc_BinaryOp<"and", "x && y", Dpc_BoolTensor, []>;
+def Dpc_OrOp : Dpc_BinaryOp<"or", "x || y", Dpc_BoolTensor, []>;
 
 def Dpc_CompareOp : Dpc_BroadcastingOp<"compare"> {
   let summary = "Elementwise comparison with broadcasting";
@@ -170,7 +175,7 @@ def Dpc_CompareOp : Dpc_BroadcastingOp<"compare"> {
                        "functional-type(operands, results)";
 }
 
-def Dpc_SelectOp : Dpc_BroadcastingOp<"select"> {
+def Dpc_SelectOp : Dpc_BroadcastingOp<"select", [Dpc_Differentiable]> {
   let summary = "Elementwise choice between two tensors (ONNX Where)";
   let description = [{
     Takes the element of `on_true` where `condition` holds and that of
@@ -186,7 +191,7 @@ def Dpc_SelectOp : Dpc_BroadcastingOp<"select"> {
   let results = (outs Dpc_Tensor:$result);
 }
 
-def Dpc_CastOp : Dpc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape,
+def Dpc_CastOp : Dpc_Op<"cast", [Dpc_Differentiable, Pure, Elementwise, SameOperandsAndResultShape,
     CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "Elementwise conversion to another element type";
@@ -208,7 +213,7 @@ def Dpc_CastOp : Dpc_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape,
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Dpc_MatmulOp : Dpc_Op<"matmul", [Pure,
+def Dpc_MatmulOp : Dpc_Op<"matmul", [Dpc_Differentiable, Pure,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Batched matrix product with broadcast batch dimensions";
@@ -235,7 +240,7 @@ def Dpc_MatmulOp : Dpc_Op<"matmul", [Pure,
   let hasVerifier = 1;
 }
 
-def Dpc_Conv2DOp : Dpc_Op<"conv2d", [Pure,
+def Dpc_Conv2DOp : Dpc_Op<"conv2d", [Dpc_Differentiable, Pure,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
   let summary = "2-D convolution, NCHW input and OIHW filter";
   let description = [{
@@ -265,12 +270,106 @@ def Dpc_Conv2DOp : Dpc_Op<"conv2d", [Pure,
   let hasVerifier = 1;
 }
 
+def Dpc_ConvTranspose2DOp : Dpc_Op<"conv_transpose2d", [Dpc_Differentiable, Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "2-D transposed convolution, NCHW input and CFHW filter";
+  let description = [{
+    The gradient of `conv2d` with respect to its input, used as a learned
+    upsampling (ONNX `ConvTranspose`): every input element scatters
+    `input[n, c, h, w] * filter[c, f, kh, kw]` to output position
+    `(h * stride - pad_top + kh * dilation, w * stride - pad_left + kw *
+    dilation)` of channel `g * F/groups + f`, where `g` is the group of `c`.
+    `filter` has shape (C, F / groups, KH, KW). Output size per spatial
+    dimension is `(in - 1) * stride - pad_begin - pad_end + dilation * (k -
+    1) + output_padding + 1`.
+
+    Constraints:
+    - (C1) `input` and `filter` have rank 4.
+    - (C2) `strides` and `dilations` have 2 positive entries, `padding` 4
+      and `output_padding` 2 non-negative entries, and `groups` is positive.
+    - (C3) `filter.shape[0] == input.shape[1]` and `groups` divides it.
+    - (C4) `bias`, when present, has shape `[filter.shape[1] * groups]`.
+    - (C5) all operands and `result` have the same element type.
+    - (C6) `result` has shape `[N, filter.shape[1] * groups, OH, OW]` by the
+      formula above, with OH and OW positive.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$filter,
+                       Optional<Dpc_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations,
+                       DenseI64ArrayAttr:$output_padding, I64Attr:$groups);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $filter (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_ResizeOp : Dpc_Op<"resize", [Pure, CostOpInterface]> {
+  let summary = "Nearest or linear resampling (ONNX Resize, Upsample)";
+  let description = [{
+    Resamples `input` to the shape of `result`. Along each dimension `d`,
+    output coordinate `x` maps to input coordinate `x'` by
+    `coordinate_mode`, with `s = scales[d]`:
+    `half_pixel`: `(x + 0.5) / s - 0.5`; `pytorch_half_pixel`: the same,
+    but 0 when the output size is 1; `asymmetric`: `x / s`;
+    `align_corners`: `x * (in - 1) / (out - 1)` (0 when out is 1).
+    `nearest` mode takes the element at `x'` rounded by `nearest_mode`
+    (`round_prefer_floor`, `round_prefer_ceil`, `floor`, `ceil`), clamped
+    into the input; `linear` mode interpolates linearly between the two
+    neighbours of `x'` in every dimension whose size changes, clamping
+    coordinates into the input.
+
+    Constraints:
+    - (C1) `scales` has one positive entry per dimension.
+    - (C2) `result` has the rank and element type of `input`.
+    - (C3) `mode` is `nearest` or `linear`; `coordinate_mode` and
+      `nearest_mode` are among the names above.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, DenseF64ArrayAttr:$scales,
+                       StrAttr:$mode, StrAttr:$coordinate_mode,
+                       StrAttr:$nearest_mode);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_Conv2DFilterGradOp : Dpc_Op<"conv2d_filter_grad", [Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of conv2d with respect to its filter";
+  let description = [{
+    For `out = conv2d(input, filter)` with the given window attributes,
+    computes `d loss / d filter` from `out_grad = d loss / d out`:
+    `result[f, c, kh, kw] = sum_{n, oh, ow} out_grad[n, f, oh, ow] *
+    input[n, g * C/groups + c, oh * stride - pad_begin + kh * dilation, ...]`
+    (zero outside the input), where `g` is the group of filter `f`. The
+    filter size is that of `result`. Backends map it to their library's
+    backward-filter convolution.
+
+    Constraints:
+    - (C1) `input`, `out_grad` and `result` have rank 4.
+    - (C2) `strides` and `dilations` have 2 positive entries, `padding` 4
+      non-negative entries, and `groups` is positive.
+    - (C3) `result` has shape `[out_grad.shape[1], input.shape[1] / groups,
+      KH, KW]`, and `groups` divides both channel counts.
+    - (C4) `out_grad` has the shape `conv2d` gives for `input` and a
+      `KH` x `KW` filter.
+    - (C5) all operands and `result` have the same element type.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$out_grad,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$groups);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $out_grad attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
 
 class Dpc_Pool2DOp<string mnemonic, string combine>
-    : Dpc_Op<mnemonic, [Pure,
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure,
         DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
   let summary = "2-D " # combine # " pooling over NCHW windows";
   let description = [{
@@ -300,12 +399,62 @@ class Dpc_Pool2DOp<string mnemonic, string combine>
 def Dpc_MaxPool2DOp : Dpc_Pool2DOp<"max_pool2d", "maximum">;
 def Dpc_AvgPool2DOp : Dpc_Pool2DOp<"avg_pool2d", "average">;
 
+def Dpc_MaxPool2DGradOp : Dpc_Op<"max_pool2d_grad", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of max_pool2d with respect to its input";
+  let description = [{
+    Routes each element of `out_grad` to the position of its window's
+    maximum in `input` (the first one in row-major order on ties, as
+    PyTorch does) and sums what lands on each position. The window
+    attributes are those of the `max_pool2d` it differentiates.
+
+    Constraints:
+    - (C1) `input` has rank 4 and `result` its type.
+    - (C2) the window attributes are valid for `max_pool2d` (its C2).
+    - (C3) `out_grad` has the shape `max_pool2d` gives for `input`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$out_grad,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $out_grad attr-dict `:` "
+                       "type($input) `,` type($out_grad)";
+  let hasVerifier = 1;
+}
+
+def Dpc_AvgPool2DGradOp : Dpc_Op<"avg_pool2d_grad", [Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Gradient of avg_pool2d with respect to its input";
+  let description = [{
+    Spreads each element of `out_grad` evenly over its window's input
+    positions, dividing by the same count `avg_pool2d` divides by. The
+    result has the input's shape; the window attributes are those of the
+    `avg_pool2d` it differentiates.
+
+    Constraints:
+    - (C1) `result` has rank 4 and the element type of `out_grad`.
+    - (C2) the window attributes are valid for `avg_pool2d` (its C2).
+    - (C3) `out_grad` has the shape `avg_pool2d` gives for `result`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$out_grad,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode,
+                       UnitAttr:$count_include_pad);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$out_grad attr-dict `:` type($out_grad) `->` "
+                       "type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
 class Dpc_ReduceOp<string mnemonic, string combine>
-    : Dpc_Op<mnemonic, [Pure, CostOpInterface,
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure, CostOpInterface,
                         DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "The " # combine # " over some dimensions";
   let description = [{
@@ -342,7 +491,7 @@ def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum">;
 def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum">;
 
 class Dpc_SoftmaxLikeOp<string mnemonic, string formula>
-    : Dpc_Op<mnemonic, [Pure, SameOperandsAndResultType,
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure, SameOperandsAndResultType,
         DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
         DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "`" # formula # "` along one axis";
@@ -364,7 +513,7 @@ def Dpc_SoftmaxOp
 def Dpc_LogSoftmaxOp
     : Dpc_SoftmaxLikeOp<"log_softmax", "x_i - ln(sum_j exp(x_j))">;
 
-def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Pure,
+def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Dpc_Differentiable, Pure,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
@@ -390,7 +539,7 @@ def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Pure,
   let hasVerifier = 1;
 }
 
-def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Pure,
+def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable, Pure,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var",
                    "new_running_mean", "new_running_var"]>,
@@ -429,7 +578,7 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Pure,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Dpc_ReshapeOp : Dpc_Op<"reshape", [Pure, CostOpInterface]> {
+def Dpc_ReshapeOp : Dpc_Op<"reshape", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let summary = "Same elements in row-major order, another shape";
   let description = [{
     Constraints:
@@ -443,7 +592,7 @@ def Dpc_ReshapeOp : Dpc_Op<"reshape", [Pure, CostOpInterface]> {
   let hasFolder = 1;
 }
 
-def Dpc_BroadcastToOp : Dpc_Op<"broadcast_to", [Pure, CostOpInterface,
+def Dpc_BroadcastToOp : Dpc_Op<"broadcast_to", [Dpc_Differentiable, Pure, CostOpInterface,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "NumPy broadcast to a larger shape (ONNX Expand)";
@@ -459,7 +608,7 @@ def Dpc_BroadcastToOp : Dpc_Op<"broadcast_to", [Pure, CostOpInterface,
   let hasVerifier = 1;
 }
 
-def Dpc_TransposeOp : Dpc_Op<"transpose", [Pure, CostOpInterface,
+def Dpc_TransposeOp : Dpc_Op<"transpose", [Dpc_Differentiable, Pure, CostOpInterface,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Permutes the dimensions";
   let description = [{
@@ -480,7 +629,7 @@ def Dpc_TransposeOp : Dpc_Op<"transpose", [Pure, CostOpInterface,
   let hasVerifier = 1;
 }
 
-def Dpc_ConcatOp : Dpc_Op<"concat", [Pure, CostOpInterface]> {
+def Dpc_ConcatOp : Dpc_Op<"concat", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let summary = "Joins tensors along one axis";
   let description = [{
     Constraints:
@@ -497,7 +646,7 @@ def Dpc_ConcatOp : Dpc_Op<"concat", [Pure, CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Dpc_SliceOp : Dpc_Op<"slice", [Pure, CostOpInterface]> {
+def Dpc_SliceOp : Dpc_Op<"slice", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let summary = "A strided box of a tensor";
   let description = [{
     Takes, along each dimension `d`, the indices `start[d], start[d] +
@@ -516,7 +665,7 @@ def Dpc_SliceOp : Dpc_Op<"slice", [Pure, CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Dpc_SplitOp : Dpc_Op<"split", [Pure, CostOpInterface]> {
+def Dpc_SplitOp : Dpc_Op<"split", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let summary = "Cuts a tensor into consecutive pieces along one axis";
   let description = [{
     The sizes of the pieces are those of the results along `axis`.
@@ -534,7 +683,7 @@ def Dpc_SplitOp : Dpc_Op<"split", [Pure, CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Dpc_GatherOp : Dpc_Op<"gather", [Pure, CostOpInterface]> {
+def Dpc_GatherOp : Dpc_Op<"gather", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let summary = "Picks slices of a tensor by index (ONNX Gather, embedding)";
   let description = [{
     `result[p..., q..., s...] = input[p..., indices[q...], s...]` where `p`
@@ -559,11 +708,58 @@ def Dpc_GatherOp : Dpc_Op<"gather", [Pure, CostOpInterface]> {
   let hasVerifier = 1;
 }
 
+def Dpc_PadOp : Dpc_Op<"pad", [Dpc_Differentiable, Pure, CostOpInterface]> {
+  let summary = "Surrounds and interleaves a tensor with a constant";
+  let description = [{
+    Places element `i` of `input` (per dimension `d`) at position
+    `low[d] + i * (interior[d] + 1)` of `result`, and `value` everywhere
+    else: `low` and `high` pad before and after, `interior` between
+    neighbours. ONNX `Pad` in constant mode, and the gradient of `slice`
+    (`low = start`, `interior = stride - 1`).
+
+    Constraints:
+    - (C1) `low`, `high` and `interior` have one non-negative entry per
+      dimension.
+    - (C2) `result` has shape `low + high + size + (size - 1) * interior`
+      (with no interior padding for size 0) and the element type of
+      `input`.
+  }];
+  let arguments = (ins Dpc_Tensor:$input, DenseI64ArrayAttr:$low,
+                       DenseI64ArrayAttr:$high, DenseI64ArrayAttr:$interior,
+                       F64Attr:$value);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpInterface]> {
+  let summary = "Adds slices into a zero tensor by index (gradient of gather)";
+  let description = [{
+    Starts from zeros of the result's shape and, for every position of
+    `updates`, adds `updates[p..., q..., s...]` to
+    `result[p..., indices[q...], s...]`, where `p` runs over the
+    dimensions before `axis` and `s` over those after it; negative indices
+    count from the end. With the `indices` and `axis` of a `gather`, this is
+    that gather's gradient (an embedding's weight gradient).
+
+    Constraints:
+    - (C1) `axis` is within `[0, rank)` of `result`.
+    - (C2) `updates` has shape `result.shape[:axis] + indices.shape +
+      result.shape[axis+1:]` and the element type of `result`.
+  }];
+  let arguments = (ins Dpc_Tensor:$updates, Dpc_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$updates `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Regularization and losses
 //===----------------------------------------------------------------------===//
 
-def Dpc_DropoutOp : Dpc_Op<"dropout", [Pure, SameOperandsAndResultType,
+def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure, SameOperandsAndResultType,
     CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "Zeroes elements at random in training";
@@ -585,7 +781,7 @@ def Dpc_DropoutOp : Dpc_Op<"dropout", [Pure, SameOperandsAndResultType,
 }
 
 class Dpc_LossOp<string mnemonic, string semantics>
-    : Dpc_Op<mnemonic, [Pure, CostOpInterface]> {
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure, CostOpInterface]> {
   let description = [{
     }] # semantics # [{ `input` has shape `[N, C, d...]` (C classes) and
     `labels` shape `[N, d...]`. Samples whose label is `ignore_index` add

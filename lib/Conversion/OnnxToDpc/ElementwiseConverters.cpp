@@ -1,0 +1,367 @@
+//===- ElementwiseConverters.cpp - ONNX elementwise ops -------------------===//
+//
+// Unary and broadcasting binary ops, comparisons, Where, Cast and the
+// activation functions that decompose into them (Clip, HardSigmoid,
+// LeakyRelu). Literal inputs fold, since exports compute shapes and masks
+// with these ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxModelLoader.h"
+#include "OpConverters.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::dpc;
+using namespace mlir::dpc::onnx_import;
+using ::dpc::DType;
+
+namespace {
+
+using FloatFn = double (*)(double);
+
+/// A unary op; folds when the input is a literal and `fold` is given.
+template <typename OpTy, FloatFn fold = nullptr>
+LogicalResult convertUnary(NodeContext &node) {
+  if constexpr (fold != nullptr) {
+    if (const Literal *input = node.getLiteral(0)) {
+      Literal result = *input;
+      if (result.isFloat())
+        for (double &value : result.floats)
+          value = fold(value);
+      else
+        for (int64_t &value : result.ints)
+          value = static_cast<int64_t>(fold(static_cast<double>(value)));
+      node.setOutput(0, std::move(result));
+      return success();
+    }
+  }
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(
+      0, OpTy::create(node.getBuilder(), node.getLoc(), input.getType(), input)
+             .getResult());
+  return success();
+}
+
+double negate(double x) { return -x; }
+double absolute(double x) { return std::fabs(x); }
+double squareRoot(double x) { return std::sqrt(x); }
+double reciprocal(double x) { return 1.0 / x; }
+
+LogicalResult convertNot(NodeContext &node) {
+  if (const Literal *input = node.getLiteral(0)) {
+    Literal result = *input;
+    for (int64_t &value : result.ints)
+      value = !value;
+    node.setOutput(0, std::move(result));
+    return success();
+  }
+  return convertUnary<NotOp>(node);
+}
+
+LogicalResult convertIdentity(NodeContext &node) {
+  if (const Literal *input = node.getLiteral(0)) {
+    node.setOutput(0, *input);
+    return success();
+  }
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(0, input);
+  return success();
+}
+
+/// A broadcasting binary op over all inputs (left to right, as Sum, Max
+/// and Min are variadic); folds literals with `floatOp` / `intOp`.
+template <typename OpTy>
+LogicalResult convertBinary(NodeContext &node,
+                            std::function<double(double, double)> floatOp,
+                            std::function<int64_t(int64_t, int64_t)> intOp) {
+  if (node.allInputsLiteral() && floatOp) {
+    std::optional<Literal> result = *node.getLiteral(0);
+    for (unsigned i = 1; result && i < node.getNumInputs(); ++i)
+      result = foldBinary(*result, *node.getLiteral(i), floatOp, intOp);
+    if (!result)
+      return node.emitError() << "input shapes do not broadcast";
+    node.setOutput(0, std::move(*result));
+    return success();
+  }
+  Value result = node.getInput(0);
+  for (unsigned i = 1; result && i < node.getNumInputs(); ++i) {
+    Value next = node.getInput(i);
+    result = next ? node.createBinary<OpTy>(result, next) : Value();
+  }
+  if (!result)
+    return failure();
+  node.setOutput(0, result);
+  return success();
+}
+
+LogicalResult convertAdd(NodeContext &node) {
+  return convertBinary<AddOp>(node, std::plus<double>(), std::plus<int64_t>());
+}
+LogicalResult convertSub(NodeContext &node) {
+  return convertBinary<SubOp>(node, std::minus<double>(),
+                              std::minus<int64_t>());
+}
+LogicalResult convertMul(NodeContext &node) {
+  return convertBinary<MulOp>(node, std::multiplies<double>(),
+                              std::multiplies<int64_t>());
+}
+LogicalResult convertDiv(NodeContext &node) {
+  // Integer division truncates, as onnxruntime does.
+  return convertBinary<DivOp>(
+      node, std::divides<double>(),
+      [](int64_t a, int64_t b) { return b == 0 ? 0 : a / b; });
+}
+LogicalResult convertPow(NodeContext &node) {
+  // The exponent may have another element type than the base; a literal
+  // exponent is converted to the base's.
+  std::optional<RankedTensorType> base = node.getInputType(0);
+  const Literal *exponent = node.getLiteral(1);
+  if (!base)
+    return failure();
+  if (exponent && !node.getLiteral(0) &&
+      node.getImporter().getElementType(exponent->dtype) !=
+          base->getElementType()) {
+    Value lhs = node.getInput(0);
+    Literal converted = foldCast(*exponent, ::dpc::DType::F64);
+    Value rhs = node.getImporter().materialize(converted, node.getLoc());
+    rhs = CastOp::create(
+        node.getBuilder(), node.getLoc(),
+        RankedTensorType::get(getShapeOf(rhs), base->getElementType()), rhs);
+    node.setOutput(0, node.createBinary<PowOp>(lhs, rhs));
+    return success();
+  }
+  return convertBinary<PowOp>(
+      node, [](double a, double b) { return std::pow(a, b); },
+      [](int64_t a, int64_t b) {
+        return static_cast<int64_t>(std::pow(a, b));
+      });
+}
+LogicalResult convertMax(NodeContext &node) {
+  return convertBinary<MaxOp>(
+      node, [](double a, double b) { return std::max(a, b); },
+      [](int64_t a, int64_t b) { return std::max(a, b); });
+}
+LogicalResult convertMin(NodeContext &node) {
+  return convertBinary<MinOp>(
+      node, [](double a, double b) { return std::min(a, b); },
+      [](int64_t a, int64_t b) { return std::min(a, b); });
+}
+LogicalResult convertAnd(NodeContext &node) {
+  return convertBinary<AndOp>(
+      node, nullptr, [](int64_t a, int64_t b) -> int64_t { return a && b; });
+}
+LogicalResult convertOr(NodeContext &node) {
+  return convertBinary<OrOp>(
+      node, nullptr, [](int64_t a, int64_t b) -> int64_t { return a || b; });
+}
+
+LogicalResult convertMean(NodeContext &node) {
+  if (failed(convertBinary<AddOp>(node, nullptr, nullptr)))
+    return failure();
+  Value sum =
+      node.getImporter().getValue(node.getNode().output(0), node.getLoc());
+  Value count = node.createScalar(node.getNumInputs(), getElementTypeOf(sum));
+  node.setOutput(0, node.createBinary<DivOp>(sum, count));
+  return success();
+}
+
+/// A comparison; folds literals.
+template <ComparePredicate predicate>
+LogicalResult convertCompare(NodeContext &node) {
+  auto compare = [](double a, double b) -> bool {
+    switch (predicate) {
+    case ComparePredicate::eq:
+      return a == b;
+    case ComparePredicate::ne:
+      return a != b;
+    case ComparePredicate::lt:
+      return a < b;
+    case ComparePredicate::le:
+      return a <= b;
+    case ComparePredicate::gt:
+      return a > b;
+    case ComparePredicate::ge:
+      return a >= b;
+    }
+    return false;
+  };
+  if (node.allInputsLiteral()) {
+    std::optional<Literal> result = foldBinary(
+        *node.getLiteral(0), *node.getLiteral(1),
+        [&](double a, double b) -> double { return compare(a, b); },
+        [&](int64_t a, int64_t b) -> int64_t {
+          return compare(static_cast<double>(a), static_cast<double>(b));
+        },
+        DType::Bool);
+    if (!result)
+      return node.emitError() << "input shapes do not broadcast";
+    node.setOutput(0, std::move(*result));
+    return success();
+  }
+  Value lhs = node.getInput(0), rhs = lhs ? node.getInput(1) : Value();
+  Value result = rhs ? node.createCompare(predicate, lhs, rhs) : Value();
+  if (!result)
+    return failure();
+  node.setOutput(0, result);
+  return success();
+}
+
+LogicalResult convertWhere(NodeContext &node) {
+  if (node.allInputsLiteral()) {
+    std::optional<Literal> result = foldWhere(
+        *node.getLiteral(0), *node.getLiteral(1), *node.getLiteral(2));
+    if (!result)
+      return node.emitError() << "input shapes do not broadcast";
+    node.setOutput(0, std::move(*result));
+    return success();
+  }
+  Value condition = node.getInput(0);
+  Value onTrue = condition ? node.getInput(1) : Value();
+  Value onFalse = onTrue ? node.getInput(2) : Value();
+  Value result =
+      onFalse ? node.createSelect(condition, onTrue, onFalse) : Value();
+  if (!result)
+    return failure();
+  node.setOutput(0, result);
+  return success();
+}
+
+LogicalResult convertCast(NodeContext &node) {
+  int64_t to = node.getInt("to", 0);
+  std::optional<DType> dtype = getDType(to);
+  if (!dtype)
+    return node.emitError() << "cannot cast to " << getOnnxTypeName(to);
+  if (const Literal *input = node.getLiteral(0)) {
+    node.setOutput(0, foldCast(*input, *dtype));
+    return success();
+  }
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  auto type = RankedTensorType::get(getShapeOf(input),
+                                    node.getImporter().getElementType(*dtype));
+  if (type == input.getType()) {
+    node.setOutput(0, input);
+    return success();
+  }
+  node.setOutput(0,
+                 CastOp::create(node.getBuilder(), node.getLoc(), type, input)
+                     .getResult());
+  return success();
+}
+
+/// Reads a scalar bound given as an optional input (opset 11+) or as an
+/// attribute (before).
+std::optional<double> getBound(NodeContext &node, unsigned input,
+                               StringRef attr, bool &failed) {
+  if (node.getOpset() < 11)
+    return node.hasAttr(attr) ? std::optional<double>(node.getFloat(attr, 0))
+                              : std::nullopt;
+  if (!node.hasInput(input))
+    return std::nullopt;
+  const Literal *literal = node.requireLiteral(input, attr);
+  if (!literal || literal->getNumElements() != 1) {
+    if (literal)
+      node.emitError() << attr << " must be a scalar";
+    failed = true;
+    return std::nullopt;
+  }
+  return literal->getFloat(0);
+}
+
+LogicalResult convertClip(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  bool failed = false;
+  std::optional<double> low = getBound(node, 1, "min", failed);
+  std::optional<double> high = getBound(node, 2, "max", failed);
+  if (failed)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  Value result = input;
+  if (low)
+    result =
+        node.createBinary<MaxOp>(result, node.createScalar(*low, elementType));
+  if (high)
+    result =
+        node.createBinary<MinOp>(result, node.createScalar(*high, elementType));
+  node.setOutput(0, result);
+  return success();
+}
+
+LogicalResult convertHardSigmoid(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  double alpha = node.getFloat("alpha", 0.2f),
+         beta = node.getFloat("beta", 0.5f);
+  Value scaled =
+      node.createBinary<MulOp>(input, node.createScalar(alpha, elementType));
+  Value shifted =
+      node.createBinary<AddOp>(scaled, node.createScalar(beta, elementType));
+  Value upper =
+      node.createBinary<MinOp>(shifted, node.createScalar(1.0, elementType));
+  node.setOutput(
+      0, node.createBinary<MaxOp>(upper, node.createScalar(0.0, elementType)));
+  return success();
+}
+
+LogicalResult convertLeakyRelu(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  Value zero = node.createScalar(0.0, elementType);
+  Value negative = node.createCompare(ComparePredicate::lt, input, zero);
+  Value scaled = node.createBinary<MulOp>(
+      input, node.createScalar(node.getFloat("alpha", 0.01f), elementType));
+  node.setOutput(0, node.createSelect(negative, scaled, input));
+  return success();
+}
+
+} // namespace
+
+void mlir::dpc::onnx_import::addElementwiseConverters(
+    OpConverterMap &converters) {
+  converters["Abs"] = convertUnary<AbsOp, absolute>;
+  converters["Neg"] = convertUnary<NegOp, negate>;
+  converters["Exp"] = convertUnary<ExpOp>;
+  converters["Log"] = convertUnary<LogOp>;
+  converters["Sqrt"] = convertUnary<SqrtOp, squareRoot>;
+  converters["Reciprocal"] = convertUnary<ReciprocalOp, reciprocal>;
+  converters["Tanh"] = convertUnary<TanhOp>;
+  converters["Sigmoid"] = convertUnary<SigmoidOp>;
+  converters["Relu"] = convertUnary<ReluOp>;
+  converters["Erf"] = convertUnary<ErfOp>;
+  converters["Not"] = convertNot;
+  converters["Identity"] = convertIdentity;
+  converters["Add"] = convertAdd;
+  converters["Sub"] = convertSub;
+  converters["Mul"] = convertMul;
+  converters["Div"] = convertDiv;
+  converters["Pow"] = convertPow;
+  converters["Max"] = convertMax;
+  converters["Min"] = convertMin;
+  converters["Sum"] = convertAdd;
+  converters["Mean"] = convertMean;
+  converters["And"] = convertAnd;
+  converters["Or"] = convertOr;
+  converters["Equal"] = convertCompare<ComparePredicate::eq>;
+  converters["Less"] = convertCompare<ComparePredicate::lt>;
+  converters["LessOrEqual"] = convertCompare<ComparePredicate::le>;
+  converters["Greater"] = convertCompare<ComparePredicate::gt>;
+  converters["GreaterOrEqual"] = convertCompare<ComparePredicate::ge>;
+  converters["Where"] = convertWhere;
+  converters["Cast"] = convertCast;
+  converters["Clip"] = convertClip;
+  converters["HardSigmoid"] = convertHardSigmoid;
+  converters["LeakyRelu"] = convertLeakyRelu;
+}

@@ -1,0 +1,483 @@
+//===- GraphImporter.cpp - Import one ONNX graph as a dpc function --------===//
+//
+// Order of work: check that every node is supported (reporting all that
+// are not at once), fix the input shapes and let ONNX's shape inference
+// check the model against them, then convert node by node and build the
+// function signature from what the nodes read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphImporter.h"
+#include "OnnxModelLoader.h"
+#include "OpConverters.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+using namespace mlir::dpc::onnx_import;
+using ::dpc::DType;
+
+/// The newest default-domain opset this importer (and ONNX 1.12) knows.
+static constexpr int64_t kMaxOpset = 17;
+static constexpr int64_t kMinOpset = 7;
+
+GraphImporter::GraphImporter(MLIRContext *context, std::string path,
+                             const onnx::ModelProto &model,
+                             const OnnxImportOptions &options)
+    : context(context), path(std::move(path)), model(model), options(options),
+      fileLoc(FileLineColLoc::get(context, this->path, 0, 0)),
+      builder(context) {
+  llvm::SmallString<256> dir(this->path);
+  llvm::sys::path::remove_filename(dir);
+  modelDir = dir.empty() ? "." : std::string(dir);
+}
+
+Type GraphImporter::getElementType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return builder.getF32Type();
+  case DType::F64:
+    return builder.getF64Type();
+  case DType::F16:
+    return builder.getF16Type();
+  case DType::BF16:
+    return builder.getBF16Type();
+  case DType::I64:
+    return builder.getI64Type();
+  case DType::I32:
+    return builder.getI32Type();
+  case DType::I16:
+    return builder.getI16Type();
+  case DType::I8:
+  case DType::U8:
+    return builder.getI8Type();
+  case DType::Bool:
+    return builder.getI1Type();
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+//===----------------------------------------------------------------------===//
+// Values
+//===----------------------------------------------------------------------===//
+
+void GraphImporter::setValue(const std::string &name, Value value) {
+  values[name] = value;
+  literals.erase(name);
+}
+
+void GraphImporter::setLiteral(const std::string &name, Literal literal) {
+  literals[name] = std::move(literal);
+  values.erase(name);
+}
+
+void GraphImporter::setStored(const std::string &name, StoredTensor tensor) {
+  stored[name] = std::move(tensor);
+}
+
+void GraphImporter::setStateUpdate(Value state, Value newValue) {
+  stateUpdates.emplace_back(state, newValue);
+}
+
+/// Whether a stored tensor is a trainable weight when read as a tensor.
+static bool isWeight(const StoredTensor &stored) {
+  const ::dpc::HostTensor &tensor = stored.tensor;
+  bool isFloat = tensor.dtype == DType::F32 || tensor.dtype == DType::F64 ||
+                 tensor.dtype == DType::F16 || tensor.dtype == DType::BF16;
+  if (!isFloat)
+    return false;
+  return !stored.fromConstantNode || tensor.getNumElements() > 1;
+}
+
+const Literal *GraphImporter::getLiteral(const std::string &name,
+                                         bool forceStored) {
+  auto it = literals.find(name);
+  if (it != literals.end())
+    return &it->second;
+  if (values.count(name))
+    return nullptr;
+  auto storedIt = stored.find(name);
+  if (storedIt == stored.end() || (!forceStored && isWeight(storedIt->second)))
+    return nullptr;
+  return &(literals[name] = Literal::fromTensor(storedIt->second.tensor));
+}
+
+std::optional<RankedTensorType>
+GraphImporter::getType(const std::string &name) {
+  if (auto it = values.find(name); it != values.end())
+    return cast<RankedTensorType>(it->second.getType());
+  const ::dpc::HostTensor *tensor = nullptr;
+  std::optional<Literal> literal;
+  if (auto it = literals.find(name); it != literals.end())
+    return RankedTensorType::get(it->second.shape,
+                                 getElementType(it->second.dtype));
+  if (auto it = stored.find(name); it != stored.end())
+    tensor = &it->second.tensor;
+  if (!tensor)
+    return std::nullopt;
+  return RankedTensorType::get(tensor->shape, getElementType(tensor->dtype));
+}
+
+Value GraphImporter::addArgument(const std::string &name,
+                                 const StoredTensor &tensor, StringRef role) {
+  auto type = RankedTensorType::get(tensor.tensor.shape,
+                                    getElementType(tensor.tensor.dtype));
+  Value argument = body->addArgument(type, fileLoc);
+  argumentAttrs.push_back(
+      builder.getNamedAttr(role, builder.getStringAttr(name)));
+  initialValues.push_back({name, tensor.tensor});
+  values[name] = argument;
+  return argument;
+}
+
+Value GraphImporter::getValue(const std::string &name, Location loc,
+                              TensorUse use) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  auto storedIt = stored.find(name);
+  if (storedIt != stored.end() && !literals.count(name)) {
+    if (use == TensorUse::State)
+      return addArgument(name, storedIt->second, DpcDialect::kStateAttrName);
+    if (isWeight(storedIt->second))
+      return addArgument(name, storedIt->second, DpcDialect::kParamAttrName);
+  }
+  if (const Literal *literal = getLiteral(name, /*forceStored=*/true))
+    return values[name] = materialize(*literal, loc);
+  mlir::emitError(loc) << "value '" << name
+                       << "' is not produced by any node or graph input";
+  return {};
+}
+
+Value GraphImporter::materialize(const Literal &literal, Location loc) {
+  Type elementType = getElementType(literal.dtype);
+  auto type = RankedTensorType::get(literal.shape, elementType);
+  DenseElementsAttr attr;
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    SmallVector<APFloat> elements;
+    for (double value : literal.floats) {
+      APFloat element(value);
+      bool losesInfo;
+      element.convert(floatType.getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &losesInfo);
+      elements.push_back(element);
+    }
+    attr = DenseElementsAttr::get(type, elements);
+  } else {
+    unsigned width = elementType.getIntOrFloatBitWidth();
+    SmallVector<APInt> elements;
+    for (int64_t value : literal.ints)
+      elements.push_back(APInt(width, static_cast<uint64_t>(value),
+                               /*isSigned=*/true, /*implicitTrunc=*/true));
+    attr = DenseElementsAttr::get(type, elements);
+  }
+  return ConstantOp::create(builder, loc, type, attr);
+}
+
+//===----------------------------------------------------------------------===//
+// Import steps
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::checkSupport() {
+  for (const onnx::OperatorSetIdProto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+  if (opset == 0)
+    return mlir::emitError(fileLoc)
+           << "the model imports no opset of the default ONNX domain";
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return mlir::emitError(fileLoc)
+           << "opset " << opset << " is not supported (dpc imports opsets "
+           << kMinOpset << " to " << kMaxOpset << ")";
+
+  const OpConverterMap &converters = getOpConverters();
+  std::map<std::string, int64_t> domainVersions;
+  for (const onnx::OperatorSetIdProto &entry : model.opset_import())
+    domainVersions[entry.domain()] = entry.version();
+  SmallVector<std::string> unsupported;
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+    if (defaultDomain && converters.count(node.op_type()))
+      continue;
+    std::string domain = defaultDomain ? "ai.onnx" : node.domain();
+    int64_t version = domainVersions[defaultDomain ? "" : node.domain()];
+    unsupported.push_back("'" + node.op_type() + "' (node '" + node.name() +
+                          "', domain '" + domain + "', opset " +
+                          std::to_string(version) + ")");
+  }
+  if (unsupported.empty())
+    return success();
+  InFlightDiagnostic diag = mlir::emitError(fileLoc);
+  diag << unsupported.size() << " unsupported ONNX op"
+       << (unsupported.size() == 1 ? "" : "s") << ": "
+       << llvm::join(unsupported, ", ");
+  return failure();
+}
+
+/// The concrete shape of graph input `input`, from the model and the
+/// user's options.
+static FailureOr<std::vector<int64_t>>
+resolveInputShape(const onnx::ValueInfoProto &input,
+                  const OnnxImportOptions &options, Location loc) {
+  const onnx::TensorShapeProto &declared = input.type().tensor_type().shape();
+  auto given = options.inputShapes.find(input.name());
+  std::vector<int64_t> shape;
+  if (given != options.inputShapes.end()) {
+    shape = given->second;
+    if (input.type().tensor_type().has_shape()) {
+      if (static_cast<int>(shape.size()) != declared.dim_size())
+        return mlir::emitError(loc)
+               << "input '" << input.name() << "' has rank "
+               << declared.dim_size() << " in the model, but " << shape.size()
+               << " was given";
+      for (int d = 0; d < declared.dim_size(); ++d)
+        if (declared.dim(d).has_dim_value() &&
+            declared.dim(d).dim_value() != shape[d])
+          return mlir::emitError(loc)
+                 << "input '" << input.name() << "': dimension " << d << " is "
+                 << declared.dim(d).dim_value() << " in the model, but "
+                 << shape[d] << " was given";
+    }
+    return shape;
+  }
+  if (!input.type().tensor_type().has_shape())
+    return mlir::emitError(loc)
+           << "input '" << input.name()
+           << "' has no shape in the model; give one with --input-shape "
+           << input.name() << "=DIMS";
+  for (int d = 0; d < declared.dim_size(); ++d) {
+    const onnx::TensorShapeProto::Dimension &dim = declared.dim(d);
+    if (dim.has_dim_value()) {
+      shape.push_back(dim.dim_value());
+      continue;
+    }
+    auto size = options.dimSizes.find(dim.dim_param());
+    if (dim.has_dim_param() && size != options.dimSizes.end()) {
+      shape.push_back(size->second);
+      continue;
+    }
+    return mlir::emitError(loc)
+           << "input '" << input.name() << "': dimension " << d
+           << " is symbolic ('" << dim.dim_param()
+           << "'); give its size with --dim " << dim.dim_param()
+           << "=N or the whole shape with --input-shape " << input.name()
+           << "=DIMS";
+  }
+  return shape;
+}
+
+LogicalResult GraphImporter::declareInputs() {
+  const onnx::GraphProto &graph = model.graph();
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    StoredTensor tensor;
+    std::string error;
+    if (!decodeTensor(initializer, modelDir, tensor.tensor, error))
+      return mlir::emitError(fileLoc) << error;
+    stored[initializer.name()] = std::move(tensor);
+  }
+  std::set<std::string> givenNames;
+  for (const onnx::ValueInfoProto &input : graph.input()) {
+    // Before IR version 4, initializers are listed among the inputs.
+    if (stored.count(input.name()))
+      continue;
+    givenNames.insert(input.name());
+    if (!input.type().has_tensor_type())
+      return mlir::emitError(fileLoc)
+             << "input '" << input.name() << "' is not a tensor";
+    int elemType = input.type().tensor_type().elem_type();
+    std::optional<DType> dtype = getDType(elemType);
+    if (!dtype)
+      return mlir::emitError(fileLoc)
+             << "input '" << input.name() << "' has unsupported element type "
+             << getOnnxTypeName(elemType);
+    FailureOr<std::vector<int64_t>> shape =
+        resolveInputShape(input, options, fileLoc);
+    if (failed(shape))
+      return failure();
+    auto type = RankedTensorType::get(*shape, getElementType(*dtype));
+    values[input.name()] = body->addArgument(type, fileLoc);
+    argumentAttrs.push_back(builder.getNamedAttr(
+        DpcDialect::kInputAttrName, builder.getStringAttr(input.name())));
+  }
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!givenNames.count(name))
+      return mlir::emitError(fileLoc)
+             << "--input-shape names '" << name
+             << "', which is not an input of the model";
+  return success();
+}
+
+LogicalResult GraphImporter::importNodes() {
+  const OpConverterMap &converters = getOpConverters();
+  for (const onnx::NodeProto &node : model.graph().node()) {
+    NodeContext nodeContext(*this, node, opset);
+    if (failed(converters.lookup(node.op_type())(nodeContext)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::finish() {
+  SmallVector<Value> results;
+  SmallVector<NamedAttribute> resultAttrs;
+  for (const onnx::ValueInfoProto &output : model.graph().output()) {
+    Value value = getValue(output.name(), fileLoc);
+    if (!value)
+      return failure();
+    results.push_back(value);
+    resultAttrs.push_back(builder.getNamedAttr(
+        DpcDialect::kOutputAttrName, builder.getStringAttr(output.name())));
+  }
+  // The new state follows the outputs, named like the state it replaces.
+  for (auto [state, newValue] : stateUpdates) {
+    auto argument = cast<BlockArgument>(state);
+    results.push_back(newValue);
+    resultAttrs.push_back(argumentAttrs[argument.getArgNumber()]);
+  }
+  builder.setInsertionPointToEnd(body);
+  func::ReturnOp::create(builder, fileLoc, results);
+  function.setFunctionType(builder.getFunctionType(
+      body->getArgumentTypes(), ValueRange(results).getTypes()));
+  for (auto [i, attr] : llvm::enumerate(argumentAttrs))
+    function.setArgAttrs(i, builder.getDictionaryAttr(attr));
+  for (auto [i, attr] : llvm::enumerate(resultAttrs))
+    function.setResultAttrs(i, builder.getDictionaryAttr(attr));
+  if (failed(mlir::verify(*module)))
+    return mlir::emitError(fileLoc)
+           << "the imported IR does not verify (an importer bug)";
+  return success();
+}
+
+FailureOr<OnnxImportResult> GraphImporter::run() {
+  if (failed(checkSupport()))
+    return failure();
+  for (const onnx::NodeProto &node : model.graph().node())
+    for (const std::string &input : node.input())
+      ++uses[input];
+  for (const onnx::ValueInfoProto &output : model.graph().output())
+    ++uses[output.name()];
+
+  module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  function = func::FuncOp::create(builder, fileLoc, options.functionName,
+                                  builder.getFunctionType({}, {}));
+  body = function.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  if (failed(declareInputs()))
+    return failure();
+
+  // Let ONNX check the model with the concrete input shapes: it names the
+  // node that a wrong shape breaks.
+  onnx::ModelProto checked = model;
+  for (onnx::ValueInfoProto &input :
+       *checked.mutable_graph()->mutable_input()) {
+    auto it = values.find(input.name());
+    if (it == values.end())
+      continue;
+    onnx::TensorShapeProto *shape =
+        input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t size : getShapeOf(it->second))
+      shape->add_dim()->set_dim_value(size);
+  }
+  std::string error;
+  if (!runOnnxShapeInference(checked, error))
+    return mlir::emitError(fileLoc)
+           << "the model does not fit its input shapes: " << error;
+
+  if (failed(importNodes()) || failed(finish()))
+    return failure();
+  return OnnxImportResult{std::move(module), std::move(initialValues)};
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+FailureOr<OnnxImportResult>
+mlir::dpc::importOnnxFile(MLIRContext *context, StringRef path,
+                          const OnnxImportOptions &options) {
+  context->loadDialect<DpcDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  std::string error;
+  if (!loadModel(path.str(), model, error))
+    return mlir::emitError(FileLineColLoc::get(context, path, 0, 0)) << error;
+  return GraphImporter(context, path.str(), model, options).run();
+}
+
+/// The file a location points into, with its line when it has one.
+static std::string describeLocation(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = file.getFilename().str();
+      if (file.getLine() > 0)
+        text += ":" + std::to_string(file.getLine()) + ":" +
+                std::to_string(file.getColumn());
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text.empty() ? "<unknown>" : text;
+}
+
+ImportDiagnosticHandler::ImportDiagnosticHandler(MLIRContext *context,
+                                                 llvm::raw_ostream &os)
+    : ScopedDiagnosticHandler(context) {
+  setHandler([&os](Diagnostic &diag) {
+    StringRef severity = "error";
+    if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      severity = "warning";
+    else if (diag.getSeverity() != DiagnosticSeverity::Error)
+      severity = "note";
+    os << describeLocation(diag.getLocation()) << ": " << severity << ": "
+       << diag << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      os << describeLocation(note.getLocation()) << ": note: " << note << "\n";
+    return success();
+  });
+}
+
+FailureOr<std::vector<int64_t>> mlir::dpc::parseShape(StringRef text) {
+  std::vector<int64_t> shape;
+  if (text == "scalar")
+    return shape;
+  SmallVector<StringRef> parts;
+  text.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t size;
+    if (part.getAsInteger(10, size) || size < 0)
+      return failure();
+    shape.push_back(size);
+  }
+  return shape;
+}
+
+FailureOr<OnnxImportOptions>
+mlir::dpc::parseImportFlags(ArrayRef<std::string> inputShapes,
+                            ArrayRef<std::string> dimSizes,
+                            std::string &error) {
+  OnnxImportOptions options;
+  for (StringRef entry : inputShapes) {
+    auto [name, dims] = entry.split('=');
+    FailureOr<std::vector<int64_t>> shape = parseShape(dims);
+    if (name.empty() || failed(shape)) {
+      error = "--input-shape=" + entry.str() +
+              " is not NAME=DIMS (like x=2x3x32x32)";
+      return failure();
+    }
+    options.inputShapes[name.str()] = *shape;
+  }
+  for (StringRef entry : dimSizes) {
+    auto [name, value] = entry.split('=');
+    int64_t size;
+    if (name.empty() || value.getAsInteger(10, size) || size < 0) {
+      error = "--dim=" + entry.str() + " is not NAME=N";
+      return failure();
+    }
+    options.dimSizes[name.str()] = size;
+  }
+  return options;
+}

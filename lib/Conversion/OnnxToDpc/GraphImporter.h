@@ -1,0 +1,111 @@
+//===- GraphImporter.h - State of one ONNX graph import ---------*- C++ -*-===//
+//
+// The importer walks the graph's nodes in order. Each ONNX value is either
+// a literal (known at import time) or an SSA value; weights and state are
+// turned into function arguments the first time a node reads them as a
+// tensor. Op converters (OpConverters.h) see one node through NodeContext.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_LIB_CONVERSION_ONNXTODPC_GRAPHIMPORTER_H
+#define DPC_LIB_CONVERSION_ONNXTODPC_GRAPHIMPORTER_H
+
+#include "Literal.h"
+
+#include "dpc/Conversion/OnnxToDpc/OnnxToDpc.h"
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "onnx/onnx_pb.h"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace mlir::dpc::onnx_import {
+
+/// A tensor the model holds (an initializer or a Constant node's value)
+/// that becomes an argument or a literal depending on how it is read.
+struct StoredTensor {
+  ::dpc::HostTensor tensor;
+  /// Constant nodes of other exporters hold weights too, but their scalars
+  /// are constants (epsilons, clip bounds), not parameters.
+  bool fromConstantNode = false;
+};
+
+/// How a node reads a stored tensor as an SSA value.
+enum class TensorUse { Operand, State };
+
+class GraphImporter {
+public:
+  GraphImporter(MLIRContext *context, std::string path,
+                const onnx::ModelProto &model,
+                const OnnxImportOptions &options);
+
+  FailureOr<OnnxImportResult> run();
+
+  MLIRContext *getContext() const { return context; }
+  OpBuilder &getBuilder() { return builder; }
+  Location getFileLoc() const { return fileLoc; }
+  const std::string &getModelDir() const { return modelDir; }
+
+  /// The tensor named `name` as an SSA value, creating an argument or a
+  /// constant when it is stored or literal. Null after an error.
+  Value getValue(const std::string &name, Location loc,
+                 TensorUse use = TensorUse::Operand);
+  /// The literal value of `name`, if it is known at import time. Stored
+  /// weights count only with `forceStored` (a node that needs the value,
+  /// like Resize's scales), so that folding never bakes in a parameter.
+  const Literal *getLiteral(const std::string &name, bool forceStored = false);
+  /// The static type of `name` (for Shape and the like).
+  std::optional<RankedTensorType> getType(const std::string &name);
+
+  void setValue(const std::string &name, Value value);
+  void setLiteral(const std::string &name, Literal literal);
+  /// Records a tensor held by the model (a Constant node's value).
+  void setStored(const std::string &name, StoredTensor tensor);
+  /// Records that `state` (an argument) is updated to `newValue`.
+  void setStateUpdate(Value state, Value newValue);
+
+  /// Whether any node or graph output reads `name`.
+  bool isUsed(const std::string &name) const { return uses.count(name); }
+
+  /// Converts a literal to a `dpc.constant`.
+  Value materialize(const Literal &literal, Location loc);
+
+  Type getElementType(::dpc::DType dtype);
+
+private:
+  LogicalResult declareInputs();
+  LogicalResult checkSupport();
+  LogicalResult importNodes();
+  LogicalResult finish();
+  Value addArgument(const std::string &name, const StoredTensor &stored,
+                    StringRef role);
+
+  MLIRContext *context;
+  std::string path, modelDir;
+  const onnx::ModelProto &model;
+  const OnnxImportOptions &options;
+  Location fileLoc;
+  OpBuilder builder;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp function;
+  Block *body = nullptr;
+  int64_t opset = 0;
+
+  std::map<std::string, Value> values;
+  std::map<std::string, Literal> literals;
+  std::map<std::string, StoredTensor> stored;
+  std::map<std::string, int> uses;
+  /// Argument attributes, in argument order.
+  SmallVector<NamedAttribute> argumentAttrs;
+  SmallVector<std::pair<Value, Value>> stateUpdates;
+  std::vector<::dpc::NamedTensor> initialValues;
+};
+
+} // namespace mlir::dpc::onnx_import
+
+#endif // DPC_LIB_CONVERSION_ONNXTODPC_GRAPHIMPORTER_H

@@ -1,0 +1,455 @@
+//===- StructuredGradients.cpp - Gradient rules of structured ops ---------===//
+//
+// DifferentiableOpInterface for contractions, convolutions, pooling,
+// reductions, normalizations, data movement and losses. Convolution and
+// pooling gradients use their dedicated gradient ops (which backends map
+// to library kernels); data movement gradients are data movement.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientBuilder.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+using Gradients = SmallVectorImpl<Value>;
+
+static RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return typeOf(value).getShape();
+}
+
+/// `[first, rank)` minus nothing; or every dimension but `except`.
+static SmallVector<int64_t> getDims(int64_t first, int64_t rank,
+                                    int64_t except = -1) {
+  SmallVector<int64_t> dims;
+  for (int64_t d = first; d < rank; ++d)
+    if (d != except)
+      dims.push_back(d);
+  return dims;
+}
+
+static Value reduceMean(GradientBuilder &gb, Value value,
+                        ArrayRef<int64_t> dims) {
+  double count = 1;
+  for (int64_t d : dims)
+    count *= shapeOf(value)[d];
+  Value sum = gb.reduceSum(value, dims, /*keepDims=*/true);
+  return gb.div(sum, gb.scalar(count, value));
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions and convolutions
+//===----------------------------------------------------------------------===//
+
+LogicalResult MatmulOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                       Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  Value g = grads[0], lhs = getLhs(), rhs = getRhs();
+  auto swapLast = [](int64_t rank) {
+    SmallVector<int64_t> permutation = getDims(0, rank);
+    std::swap(permutation[rank - 1], permutation[rank - 2]);
+    return permutation;
+  };
+  Value rhsT = gb.transpose(rhs, swapLast(typeOf(rhs).getRank()));
+  Value lhsT = gb.transpose(lhs, swapLast(typeOf(lhs).getRank()));
+  out[0] = gb.unbroadcast(gb.matmul(g, rhsT), shapeOf(lhs));
+  out[1] = gb.unbroadcast(gb.matmul(lhsT, g), shapeOf(rhs));
+  return success();
+}
+
+LogicalResult Conv2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                       Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  Value g = grads[0];
+  ArrayRef<int64_t> in = shapeOf(getInput()), filter = shapeOf(getFilter());
+  ArrayRef<int64_t> strides = getStrides(), padding = getPadding(),
+                    dilations = getDilations();
+  // The transposed convolution of the gradient recovers the input size up
+  // to the rows the strided window never reached: output_padding.
+  SmallVector<int64_t> outputPadding;
+  for (int d = 0; d < 2; ++d) {
+    int64_t reached = (shapeOf(g)[2 + d] - 1) * strides[d] - padding[d] -
+                      padding[2 + d] + dilations[d] * (filter[2 + d] - 1) + 1;
+    outputPadding.push_back(in[2 + d] - reached);
+  }
+  out[0] = ConvTranspose2DOp::create(
+      b, getLoc(), getInput().getType(), g, getFilter(), Value(),
+      getStridesAttr(), getPaddingAttr(), getDilationsAttr(),
+      b.getDenseI64ArrayAttr(outputPadding), getGroupsAttr());
+  out[1] = Conv2DFilterGradOp::create(
+      b, getLoc(), getFilter().getType(), getInput(), g, getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  if (getBias())
+    out[2] = gb.reduceSum(g, {0, 2, 3}, /*keepDims=*/false);
+  return success();
+}
+
+LogicalResult ConvTranspose2DOp::buildGradients(OpBuilder &b,
+                                                ArrayRef<Value> grads,
+                                                Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  Value g = grads[0];
+  // A transposed convolution's adjoint is the convolution with the same
+  // filter and window.
+  out[0] = Conv2DOp::create(b, getLoc(), getInput().getType(), g, getFilter(),
+                            Value(), getStridesAttr(), getPaddingAttr(),
+                            getDilationsAttr(), getGroupsAttr());
+  out[1] = Conv2DFilterGradOp::create(
+      b, getLoc(), getFilter().getType(), g, getInput(), getStridesAttr(),
+      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
+  if (getBias())
+    out[2] = gb.reduceSum(g, {0, 2, 3}, /*keepDims=*/false);
+  return success();
+}
+
+LogicalResult MaxPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  out[0] = MaxPool2DGradOp::create(b, getLoc(), getInput().getType(),
+                                   getInput(), grads[0], getKernelShapeAttr(),
+                                   getStridesAttr(), getPaddingAttr(),
+                                   getDilationsAttr(), getCeilModeAttr());
+  return success();
+}
+
+LogicalResult AvgPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  out[0] = AvgPool2DGradOp::create(b, getLoc(), getInput().getType(), grads[0],
+                                   getKernelShapeAttr(), getStridesAttr(),
+                                   getPaddingAttr(), getDilationsAttr(),
+                                   getCeilModeAttr(), getCountIncludePadAttr());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceSumOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] =
+      gb.expandReduced(grads[0], getDims(), shapeOf(getInput()), getKeepDims());
+  return success();
+}
+
+LogicalResult ReduceMeanOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                           Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  double count = 1;
+  for (int64_t d : getDims())
+    count *= shapeOf(getInput())[d];
+  Value expanded =
+      gb.expandReduced(grads[0], getDims(), shapeOf(getInput()), getKeepDims());
+  out[0] = gb.div(expanded, gb.scalar(count, expanded));
+  return success();
+}
+
+/// amax / amin: the gradient is shared evenly among the elements equal to
+/// the extremum (PyTorch).
+static Value buildExtremumGradient(GradientBuilder &gb, Value input,
+                                   Value result, Value g,
+                                   ArrayRef<int64_t> dims, bool keepDims) {
+  ArrayRef<int64_t> shape = shapeOf(input);
+  Value extremum = gb.expandReduced(result, dims, shape, keepDims);
+  Value hits = gb.cast(gb.compare(ComparePredicate::eq, input, extremum),
+                       typeOf(input).getElementType());
+  Value count =
+      gb.broadcastTo(gb.reduceSum(hits, dims, /*keepDims=*/true), shape);
+  Value spread = gb.div(gb.expandReduced(g, dims, shape, keepDims), count);
+  return gb.mul(spread, hits);
+}
+
+LogicalResult ReduceMaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = buildExtremumGradient(gb, getInput(), getResult(), grads[0],
+                                 getDims(), getKeepDims());
+  return success();
+}
+
+LogicalResult ReduceMinOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = buildExtremumGradient(gb, getInput(), getResult(), grads[0],
+                                 getDims(), getKeepDims());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                        Gradients &out) {
+  // dx = y * (g - sum(g * y)).
+  GradientBuilder gb(b, getLoc());
+  Value y = getResult(), g = grads[0];
+  Value dot = gb.reduceSum(gb.mul(g, y), {static_cast<int64_t>(getAxis())},
+                           /*keepDims=*/true);
+  out[0] = gb.mul(y, gb.sub(g, dot));
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                           Gradients &out) {
+  // dx = g - softmax(x) * sum(g).
+  GradientBuilder gb(b, getLoc());
+  Value g = grads[0];
+  Value total =
+      gb.reduceSum(g, {static_cast<int64_t>(getAxis())}, /*keepDims=*/true);
+  out[0] = gb.sub(g, gb.mul(gb.exp(getResult()), total));
+  return success();
+}
+
+/// The input gradient of a normalization over `dims` with statistics
+/// recomputed from `x`: rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat *
+/// xhat)). Returns it and sets `xhat` for the scale's gradient.
+static Value buildNormalizedGradient(GradientBuilder &gb, Value x, Value dxhat,
+                                     ArrayRef<int64_t> dims, double epsilon,
+                                     Value &xhat) {
+  Value centered = gb.sub(x, reduceMean(gb, x, dims));
+  Value variance = reduceMean(gb, gb.mul(centered, centered), dims);
+  Value rstd = RsqrtOp::create(gb.getBuilder(), gb.getLoc(),
+                               gb.add(variance, gb.scalar(epsilon, variance)));
+  xhat = gb.mul(centered, rstd);
+  Value meanGrad = reduceMean(gb, dxhat, dims);
+  Value meanProjection = reduceMean(gb, gb.mul(dxhat, xhat), dims);
+  return gb.mul(rstd,
+                gb.sub(gb.sub(dxhat, meanGrad), gb.mul(xhat, meanProjection)));
+}
+
+LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  Value g = grads[0], x = getInput();
+  int64_t rank = typeOf(x).getRank(), axis = getAxis();
+  SmallVector<int64_t> normalized = getDims(axis, rank);
+  SmallVector<int64_t> leading = getDims(0, axis);
+  Value xhat;
+  out[0] = buildNormalizedGradient(gb, x, gb.mul(g, getScale()), normalized,
+                                   getEpsilon().convertToDouble(), xhat);
+  out[1] = gb.reduceSum(gb.mul(g, xhat), leading, /*keepDims=*/false);
+  if (getBias())
+    out[2] = gb.reduceSum(g, leading, /*keepDims=*/false);
+  return success();
+}
+
+LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  Value g = grads[0];
+  if (!g)
+    return success(); // Only the running statistics were used.
+  GradientBuilder gb(b, getLoc());
+  Value x = getInput();
+  int64_t rank = typeOf(x).getRank();
+  SmallVector<int64_t> reduced = getDims(0, rank, /*except=*/1);
+  // Per-channel vectors broadcast as [1, C, 1, ...].
+  SmallVector<int64_t> channelShape(rank, 1);
+  channelShape[1] = shapeOf(x)[1];
+  auto perChannel = [&](Value v) { return gb.reshape(v, channelShape); };
+  double epsilon = getEpsilon().convertToDouble();
+  Value scale = perChannel(getScale());
+  Value xhat;
+  if (getTraining()) {
+    out[0] = buildNormalizedGradient(gb, x, gb.mul(g, scale), reduced, epsilon,
+                                     xhat);
+  } else {
+    Value rstd = RsqrtOp::create(b, getLoc(),
+                                 gb.add(perChannel(getRunningVar()),
+                                        gb.scalar(epsilon, getRunningVar())));
+    xhat = gb.mul(gb.sub(x, perChannel(getRunningMean())), rstd);
+    out[0] = gb.mul(gb.mul(g, scale), rstd);
+  }
+  out[1] = gb.reduceSum(gb.mul(g, xhat), reduced, /*keepDims=*/false);
+  out[2] = gb.reduceSum(g, reduced, /*keepDims=*/false);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                        Gradients &out) {
+  out[0] = GradientBuilder(b, getLoc()).reshape(grads[0], shapeOf(getInput()));
+  return success();
+}
+
+LogicalResult BroadcastToOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                            Gradients &out) {
+  out[0] =
+      GradientBuilder(b, getLoc()).unbroadcast(grads[0], shapeOf(getInput()));
+  return success();
+}
+
+LogicalResult TransposeOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                          Gradients &out) {
+  ArrayRef<int64_t> permutation = getPermutation();
+  SmallVector<int64_t> inverse(permutation.size());
+  for (auto [i, dim] : llvm::enumerate(permutation))
+    inverse[dim] = i;
+  out[0] = GradientBuilder(b, getLoc()).transpose(grads[0], inverse);
+  return success();
+}
+
+/// The slice of `value` along `axis` from `offset` with `size` elements.
+static Value sliceAlong(OpBuilder &b, Location loc, Value value, int64_t axis,
+                        int64_t offset, int64_t size) {
+  ArrayRef<int64_t> shape = shapeOf(value);
+  SmallVector<int64_t> start(shape.size(), 0), limit(shape),
+      stride(shape.size(), 1);
+  start[axis] = offset;
+  limit[axis] = offset + size;
+  SmallVector<int64_t> resultShape(shape);
+  resultShape[axis] = size;
+  return SliceOp::create(b, loc, typeOf(value).clone(resultShape), value,
+                         b.getDenseI64ArrayAttr(start),
+                         b.getDenseI64ArrayAttr(limit),
+                         b.getDenseI64ArrayAttr(stride));
+}
+
+LogicalResult ConcatOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                       Gradients &out) {
+  int64_t axis = getAxis(), offset = 0;
+  for (auto [i, input] : llvm::enumerate(getInputs())) {
+    int64_t size = shapeOf(input)[axis];
+    out[i] = sliceAlong(b, getLoc(), grads[0], axis, offset, size);
+    offset += size;
+  }
+  return success();
+}
+
+LogicalResult SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  // Scatter the gradient back into zeros: pad before the start, between
+  // strided elements and after the last one.
+  ArrayRef<int64_t> in = shapeOf(getInput()), sliced = shapeOf(getResult());
+  ArrayRef<int64_t> start = getStart(), stride = getStride();
+  SmallVector<int64_t> high, interior;
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t last =
+        sliced[d] == 0 ? start[d] - 1 : start[d] + (sliced[d] - 1) * stride[d];
+    high.push_back(in[d] - last - 1);
+    interior.push_back(stride[d] - 1);
+  }
+  out[0] =
+      PadOp::create(b, getLoc(), getInput().getType(), grads[0], getStartAttr(),
+                    b.getDenseI64ArrayAttr(high),
+                    b.getDenseI64ArrayAttr(interior), b.getF64FloatAttr(0.0));
+  return success();
+}
+
+LogicalResult SplitOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  SmallVector<Value> pieces;
+  for (auto [result, grad] : llvm::zip(getResults(), grads))
+    pieces.push_back(grad ? grad : gb.filled(0.0, result));
+  out[0] =
+      ConcatOp::create(b, getLoc(), getInput().getType(), pieces, getAxis());
+  return success();
+}
+
+LogicalResult GatherOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                       Gradients &out) {
+  out[0] = ScatterAddOp::create(b, getLoc(), getInput().getType(), grads[0],
+                                getIndices(), getAxis());
+  return success();
+}
+
+LogicalResult ScatterAddOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                           Gradients &out) {
+  out[0] = GatherOp::create(b, getLoc(), getUpdates().getType(), grads[0],
+                            getIndices(), getAxis());
+  return success();
+}
+
+LogicalResult PadOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                    Gradients &out) {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  ArrayRef<int64_t> low = getLow(), interior = getInterior();
+  SmallVector<int64_t> limit, stride;
+  for (size_t d = 0; d < in.size(); ++d) {
+    stride.push_back(interior[d] + 1);
+    limit.push_back(in[d] == 0 ? low[d]
+                               : low[d] + (in[d] - 1) * stride.back() + 1);
+  }
+  out[0] = SliceOp::create(b, getLoc(), getInput().getType(), grads[0],
+                           getLowAttr(), b.getDenseI64ArrayAttr(limit),
+                           b.getDenseI64ArrayAttr(stride));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// The gradient of a classification loss with respect to its input:
+/// `(probabilities - onehot(labels)) * weight`, zero for ignored samples;
+/// `probabilities` is null for nll_loss.
+template <typename LossOp>
+static Value buildLossGradient(OpBuilder &b, LossOp op, Value g,
+                               Value probabilities) {
+  GradientBuilder gb(b, op.getLoc());
+  Value input = op.getInput(), labels = op.getLabels();
+  ArrayRef<int64_t> in = shapeOf(input);
+  int64_t rank = in.size(), classes = in[1];
+  Type elementType = typeOf(input).getElementType();
+  Type labelType = typeOf(labels).getElementType();
+
+  // Class ids [1, C, 1, ...] against labels [N, 1, d...].
+  auto idsType = RankedTensorType::get({classes}, labelType);
+  SmallVector<APInt> ids;
+  for (int64_t c = 0; c < classes; ++c)
+    ids.push_back(APInt(labelType.getIntOrFloatBitWidth(), c));
+  Value classIds = ConstantOp::create(b, op.getLoc(), idsType,
+                                      DenseElementsAttr::get(idsType, ids));
+  SmallVector<int64_t> idsShape(rank, 1), labelShape(in);
+  idsShape[1] = classes;
+  labelShape[1] = 1;
+  Value expandedLabels = gb.reshape(labels, labelShape);
+  Value onehot =
+      gb.cast(gb.compare(ComparePredicate::eq, gb.reshape(classIds, idsShape),
+                         expandedLabels),
+              elementType);
+
+  // Built exactly: a 64-bit index does not survive a trip through double.
+  auto scalarLabel = RankedTensorType::get({}, labelType);
+  Value ignoreIndex = ConstantOp::create(
+      b, op.getLoc(), scalarLabel,
+      DenseElementsAttr::get(
+          scalarLabel, IntegerAttr::get(labelType, static_cast<int64_t>(
+                                                       op.getIgnoreIndex()))));
+  Value kept = gb.cast(gb.compare(ComparePredicate::ne, labels, ignoreIndex),
+                       elementType);
+  // Per-sample weight: the incoming gradient, over the kept count for mean.
+  Value weight =
+      op.getReduction() == LossReduction::none ? gb.reshape(g, labelShape) : g;
+  if (op.getReduction() == LossReduction::mean)
+    weight = gb.div(weight, gb.reduceSum(kept, getDims(0, rank - 1), false));
+  Value keptWeight = gb.mul(gb.reshape(kept, labelShape), weight);
+  Value direction =
+      probabilities ? gb.sub(probabilities, onehot) : gb.neg(onehot);
+  return gb.mul(direction, keptWeight);
+}
+
+LogicalResult SoftmaxCrossEntropyOp::buildGradients(OpBuilder &b,
+                                                    ArrayRef<Value> grads,
+                                                    Gradients &out) {
+  Value probabilities = SoftmaxOp::create(b, getLoc(), getInput().getType(),
+                                          getInput(), b.getI64IntegerAttr(1));
+  out[0] = buildLossGradient(b, *this, grads[0], probabilities);
+  return success();
+}
+
+LogicalResult NllLossOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                        Gradients &out) {
+  out[0] = buildLossGradient(b, *this, grads[0], Value());
+  return success();
+}

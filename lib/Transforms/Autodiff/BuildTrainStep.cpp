@@ -1,0 +1,293 @@
+//===- BuildTrainStep.cpp - The training step function --------------------===//
+//
+// Wraps @forward_backward into @train_step: micro-batch accumulation,
+// global-norm clipping and the optimizer update. Arguments and results
+// are classified by their dpc.* attributes only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Optimizers.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+#include "dpc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dpc {
+#define GEN_PASS_DEF_BUILDTRAINSTEP
+#include "dpc/Transforms/Passes.h.inc"
+} // namespace mlir::dpc
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+/// Where each kind of value sits in @forward_backward's signature.
+struct Signature {
+  SmallVector<unsigned> params, state, inputs;
+  SmallVector<unsigned> stateResults, gradResults;
+  unsigned lossResult = 0;
+};
+
+FailureOr<Signature> readSignature(func::FuncOp function) {
+  Signature signature;
+  for (unsigned i = 0; i < function.getNumArguments(); ++i) {
+    switch (mlir::dpc::getArgumentRole(function, i)) {
+    case ArgumentRole::Parameter:
+      signature.params.push_back(i);
+      break;
+    case ArgumentRole::State:
+      signature.state.push_back(i);
+      break;
+    case ArgumentRole::Input:
+      signature.inputs.push_back(i);
+      break;
+    case ArgumentRole::Other:
+      return function.emitError("argument #")
+             << i << " is neither a parameter, state nor an input";
+    }
+  }
+  bool hasLoss = false;
+  for (unsigned i = 0; i < function.getNumResults(); ++i) {
+    if (function.getResultAttr(i, DpcDialect::kLossAttrName)) {
+      signature.lossResult = i;
+      hasLoss = true;
+    } else if (function.getResultAttr(i, DpcDialect::kGradAttrName)) {
+      signature.gradResults.push_back(i);
+    } else if (function.getResultAttr(i, DpcDialect::kStateAttrName)) {
+      signature.stateResults.push_back(i);
+    }
+  }
+  if (!hasLoss || signature.gradResults.size() != signature.params.size())
+    return function.emitError("@forward_backward must return its loss "
+                              "(dpc.loss) and one gradient per parameter; "
+                              "run -dpc-differentiate first");
+  return signature;
+}
+
+Value scalarF32(OpBuilder &b, Location loc, double value) {
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return ConstantOp::create(
+      b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
+}
+
+/// Slice `k` of `count` equal slices of `input` along dimension 0.
+Value sliceBatch(OpBuilder &b, Location loc, Value input, int64_t k,
+                 int64_t count) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t size = shape[0] / count;
+  SmallVector<int64_t> start(shape.size(), 0), limit(shape),
+      stride(shape.size(), 1);
+  start[0] = k * size;
+  limit[0] = (k + 1) * size;
+  shape[0] = size;
+  return SliceOp::create(
+      b, loc, type.clone(shape), input, b.getDenseI64ArrayAttr(start),
+      b.getDenseI64ArrayAttr(limit), b.getDenseI64ArrayAttr(stride));
+}
+
+struct BuildTrainStepPass
+    : public dpc::impl::BuildTrainStepBase<BuildTrainStepPass> {
+  using BuildTrainStepBase::BuildTrainStepBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forwardBackward =
+        module.lookupSymbol<func::FuncOp>("forward_backward");
+    if (!forwardBackward) {
+      module.emitError("no @forward_backward; run -dpc-differentiate first");
+      return signalPassFailure();
+    }
+    if (failed(build(module, forwardBackward)))
+      signalPassFailure();
+  }
+
+  LogicalResult build(ModuleOp module, func::FuncOp forwardBackward);
+};
+
+LogicalResult BuildTrainStepPass::build(ModuleOp module,
+                                        func::FuncOp forwardBackward) {
+  FailureOr<Signature> signature = readSignature(forwardBackward);
+  if (failed(signature))
+    return failure();
+  Location loc = forwardBackward.getLoc();
+  OptimizerConfig config{optimizer, momentum, nesterov,   beta1,
+                         beta2,     epsilon,  weightDecay};
+  FailureOr<Optimizer> rule = Optimizer::get(config, loc);
+  if (failed(rule))
+    return failure();
+  if (microBatches < 1)
+    return emitError(loc, "micro-batches must be at least 1");
+
+  OpBuilder b(module.getBodyRegion());
+  b.setInsertionPointToEnd(module.getBody());
+  auto function =
+      func::FuncOp::create(b, loc, "train_step", b.getFunctionType({}, {}));
+  Block *body = function.addEntryBlock();
+  b.setInsertionPointToStart(body);
+  SmallVector<Attribute> argAttrs;
+  auto addArgument = [&](Type type, StringRef role, StringRef name) {
+    argAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(role, b.getStringAttr(name))));
+    return body->addArgument(type, loc);
+  };
+  auto nameOf = [&](unsigned index) {
+    return mlir::dpc::getArgumentName(forwardBackward, index);
+  };
+  ArrayRef<Type> argTypes = forwardBackward.getArgumentTypes();
+
+  // train_step(params, opt_state, state, batch..., lr, step).
+  SmallVector<Value> params, state, inputs;
+  SmallVector<SmallVector<Value>> slots;
+  for (unsigned i : signature->params)
+    params.push_back(
+        addArgument(argTypes[i], DpcDialect::kParamAttrName, nameOf(i)));
+  for (unsigned i : signature->params) {
+    slots.emplace_back();
+    for (const std::string &slot : rule->getSlots())
+      slots.back().push_back(addArgument(argTypes[i],
+                                         DpcDialect::kOptStateAttrName,
+                                         (nameOf(i) + ":" + slot).str()));
+  }
+  for (unsigned i : signature->state)
+    state.push_back(
+        addArgument(argTypes[i], DpcDialect::kStateAttrName, nameOf(i)));
+  // @forward_backward sees one micro-batch; the step takes all of them,
+  // stacked along dimension 0.
+  for (unsigned i : signature->inputs) {
+    auto type = cast<RankedTensorType>(argTypes[i]);
+    if (type.getRank() == 0)
+      return emitError(loc, "input '")
+             << nameOf(i) << "' is a scalar; batch inputs need a batch "
+             << "dimension";
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] *= static_cast<int64_t>(microBatches);
+    inputs.push_back(
+        addArgument(type.clone(shape), DpcDialect::kInputAttrName, nameOf(i)));
+  }
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  Value lr = addArgument(scalarType, DpcDialect::kHyperAttrName, "lr");
+  Value step = addArgument(scalarType, DpcDialect::kHyperAttrName, "step");
+
+  // Forward and backward over each micro-batch; state threads through.
+  SmallVector<Value> gradients(params.size());
+  Value loss;
+  for (int64_t k = 0; k < microBatches; ++k) {
+    SmallVector<Value> operands(forwardBackward.getNumArguments());
+    for (auto [i, index] : llvm::enumerate(signature->params))
+      operands[index] = params[i];
+    for (auto [i, index] : llvm::enumerate(signature->state))
+      operands[index] = state[i];
+    for (auto [i, index] : llvm::enumerate(signature->inputs))
+      operands[index] = microBatches == 1
+                            ? inputs[i]
+                            : sliceBatch(b, loc, inputs[i], k, microBatches);
+    auto call = func::CallOp::create(b, loc, forwardBackward, operands);
+    Value microLoss = call.getResult(signature->lossResult);
+    loss = loss ? AddOp::create(b, loc, microLoss.getType(), loss, microLoss)
+                      .getResult()
+                : microLoss;
+    for (auto [i, index] : llvm::enumerate(signature->gradResults)) {
+      Value g = call.getResult(index);
+      gradients[i] =
+          gradients[i]
+              ? AddOp::create(b, loc, g.getType(), gradients[i], g).getResult()
+              : g;
+    }
+    // The forward returns the new value of each state argument by name.
+    for (unsigned index : signature->stateResults) {
+      auto name = forwardBackward.getResultAttrOfType<StringAttr>(
+          index, DpcDialect::kStateAttrName);
+      for (auto [i, argIndex] : llvm::enumerate(signature->state))
+        if (nameOf(argIndex) == name.getValue())
+          state[i] = call.getResult(index);
+    }
+  }
+  auto average = [&](Value value) -> Value {
+    if (microBatches == 1)
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    Value count = ConstantOp::create(
+        b, loc, RankedTensorType::get({}, type.getElementType()),
+        DenseElementsAttr::get(
+            RankedTensorType::get({}, type.getElementType()),
+            FloatAttr::get(type.getElementType(), microBatches)));
+    return DivOp::create(b, loc, type, value, count).getResult();
+  };
+  loss = average(loss);
+  for (Value &g : gradients)
+    g = average(g);
+
+  // Global gradient norm, and clipping as torch.nn.utils.clip_grad_norm_.
+  Value sumOfSquares = scalarF32(b, loc, 0.0);
+  for (Value g : gradients) {
+    auto type = cast<RankedTensorType>(g.getType());
+    Value square = MulOp::create(b, loc, type, g, g);
+    SmallVector<int64_t> all;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all.push_back(d);
+    Value sum =
+        ReduceSumOp::create(b, loc, type.clone(ArrayRef<int64_t>{}), square,
+                            b.getDenseI64ArrayAttr(all), UnitAttr());
+    sum = CastOp::create(b, loc, scalarType, sum);
+    sumOfSquares = AddOp::create(b, loc, scalarType, sumOfSquares, sum);
+  }
+  Value gradNorm = SqrtOp::create(b, loc, sumOfSquares);
+  if (maxGradNorm > 0.0) {
+    Value coefficient = DivOp::create(
+        b, loc, scalarType, scalarF32(b, loc, maxGradNorm),
+        AddOp::create(b, loc, scalarType, gradNorm, scalarF32(b, loc, 1e-6)));
+    coefficient =
+        MinOp::create(b, loc, scalarType, coefficient, scalarF32(b, loc, 1.0));
+    for (Value &g : gradients) {
+      auto type = cast<RankedTensorType>(g.getType());
+      Value scale = CastOp::create(
+          b, loc, scalarType.clone(type.getElementType()), coefficient);
+      g = MulOp::create(b, loc, type, g, scale);
+    }
+  }
+
+  // The update, parameter by parameter.
+  SmallVector<Value> results;
+  SmallVector<Attribute> resultAttrs;
+  SmallVector<Value> newSlots;
+  auto addResult = [&](Value value, StringRef role, StringRef name) {
+    results.push_back(value);
+    resultAttrs.push_back(
+        b.getDictionaryAttr(b.getNamedAttr(role, b.getStringAttr(name))));
+  };
+  for (auto [i, param] : llvm::enumerate(params)) {
+    auto type = cast<RankedTensorType>(param.getType());
+    Value paramLr =
+        CastOp::create(b, loc, scalarType.clone(type.getElementType()), lr);
+    Value paramStep =
+        CastOp::create(b, loc, scalarType.clone(type.getElementType()), step);
+    SmallVector<Value> slotValues(slots[i]);
+    Value updated = rule->update(b, loc, param, gradients[i], paramLr,
+                                 paramStep, slotValues);
+    addResult(updated, DpcDialect::kParamAttrName,
+              nameOf(signature->params[i]));
+    llvm::append_range(newSlots, slotValues);
+  }
+  unsigned slotIndex = 0;
+  for (unsigned i : signature->params)
+    for (const std::string &slot : rule->getSlots())
+      addResult(newSlots[slotIndex++], DpcDialect::kOptStateAttrName,
+                (nameOf(i) + ":" + slot).str());
+  for (auto [i, index] : llvm::enumerate(signature->state))
+    addResult(state[i], DpcDialect::kStateAttrName, nameOf(index));
+  addResult(loss, DpcDialect::kOutputAttrName, "loss");
+  addResult(gradNorm, DpcDialect::kOutputAttrName, "grad_norm");
+
+  func::ReturnOp::create(b, loc, results);
+  function.setFunctionType(b.getFunctionType(body->getArgumentTypes(),
+                                             ValueRange(results).getTypes()));
+  function.setAllArgAttrs(argAttrs);
+  function.setAllResultAttrs(resultAttrs);
+  return success();
+}
+
+} // namespace

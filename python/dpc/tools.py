@@ -1,0 +1,56 @@
+"""Runs dpc's command-line tools from Python and reads what they print.
+
+The build directory is $DPC_BUILD_DIR, else build/ beside python/.
+"""
+
+import os
+import re
+import subprocess
+from typing import Dict, List, Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def build_dir() -> str:
+    return os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build"))
+
+
+def tool(name: str) -> str:
+    path = os.path.join(build_dir(), "bin", name)
+    if not os.path.exists(path):
+        raise FileNotFoundError("%s is not built at %s; run `make build`" % (name, path))
+    return path
+
+
+def run(name: str, args: Sequence[str], check: bool = True) -> subprocess.CompletedProcess:
+    """Runs a dpc tool; with `check`, a failure raises with its stderr."""
+    result = subprocess.run([tool(name), *args], capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise RuntimeError("%s %s failed (%d):\n%s" % (name, " ".join(args),
+                                                       result.returncode, result.stderr))
+    return result
+
+
+_ARG = re.compile(r"%arg\d+: tensor<([^>]*)> \{dpc\.(param|state|input) = \"([^\"]*)\"\}")
+
+
+def _shape(tensor_type: str) -> List[int]:
+    parts = tensor_type.split("x")
+    return [int(p) for p in parts[:-1]]
+
+
+def signature(ir: str) -> Dict[str, Dict[str, List[int]]]:
+    """{'param'|'state'|'input': {name: shape}} of the first function in `ir`."""
+    header = ir[ir.index("func.func"):]
+    header = header[:header.index(") -> ") if ") -> " in header else header.index("{\n")]
+    roles: Dict[str, Dict[str, List[int]]] = {"param": {}, "state": {}, "input": {}}
+    for tensor_type, role, name in _ARG.findall(header):
+        roles[role][name] = _shape(tensor_type)
+    return roles
+
+
+def numel(shape: Sequence[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
