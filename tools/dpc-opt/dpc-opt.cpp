@@ -76,6 +76,19 @@ static llvm::cl::opt<double> momentumFactor("momentum",
 static llvm::cl::opt<bool> nesterov("nesterov", llvm::cl::cat(trainCategory),
                                     llvm::cl::desc("Nesterov momentum"));
 
+static llvm::cl::opt<double> adamBeta1("beta1", llvm::cl::cat(trainCategory),
+                                       llvm::cl::init(0.9),
+                                       llvm::cl::desc("Adam beta1"));
+
+static llvm::cl::opt<double> adamBeta2("beta2", llvm::cl::cat(trainCategory),
+                                       llvm::cl::init(0.999),
+                                       llvm::cl::desc("Adam beta2"));
+
+static llvm::cl::opt<double> adamEpsilon("epsilon",
+                                         llvm::cl::cat(trainCategory),
+                                         llvm::cl::init(1e-8),
+                                         llvm::cl::desc("Adam epsilon"));
+
 static llvm::cl::opt<double> weightDecay("weight-decay",
                                          llvm::cl::cat(trainCategory),
                                          llvm::cl::init(0.0),
@@ -124,6 +137,9 @@ static LogicalResult buildTrainStep(ModuleOp module) {
   step.optimizer = optimizerKind;
   step.momentum = momentumFactor;
   step.nesterov = nesterov;
+  step.beta1 = adamBeta1;
+  step.beta2 = adamBeta2;
+  step.epsilon = adamEpsilon;
   step.weightDecay = weightDecay;
   step.maxGradNorm = maxGradNorm;
   step.microBatches = microBatches;

@@ -2,11 +2,11 @@
 //
 // `dpc-run --interpret FILE` runs one function of a program under the
 // reference interpreter: its arguments come from .npy/.npz files, matched
-// by the names in their dpc.input / dpc.param / dpc.state attributes (or
-// `argN`; an imported ONNX model's weights are the default values of its
-// parameters and state), and every result is written as DIR/<name>.npy, named
-// by its dpc.output / dpc.state result attribute (or `resultN`). Running
-// compiled artifacts on ranks comes later, in this same tool.
+// by the names of their dpc.* attributes (or `argN`; an imported ONNX
+// model's weights are the default values of its parameters and state), and
+// every result is written as DIR/<name>.npy, named by its dpc.* attribute
+// (`grad:<param>` for a gradient; else `resultN`). Running compiled
+// artifacts on ranks comes later, in this same tool.
 //
 //===----------------------------------------------------------------------===//
 
@@ -232,14 +232,10 @@ static std::string getArgumentKey(func::FuncOp func, unsigned index) {
   return name.empty() ? "arg" + std::to_string(index) : name.str();
 }
 
-/// The name of result `index`: its dpc.output or dpc.state name, or
-/// resultN.
+/// The name of result `index` (getResultName), or resultN.
 static std::string getResultKey(func::FuncOp func, unsigned index) {
-  for (StringRef attrName :
-       {StringRef("dpc.output"), StringRef(DpcDialect::kStateAttrName)})
-    if (auto name = func.getResultAttrOfType<StringAttr>(index, attrName))
-      return name.getValue().str();
-  return "result" + std::to_string(index);
+  std::string name = getResultName(func, index);
+  return name.empty() ? "result" + std::to_string(index) : name;
 }
 
 /// Widens a float32 file to a bf16 argument: NumPy has no bfloat16.

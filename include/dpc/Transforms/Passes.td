@@ -44,7 +44,7 @@ def TestShardingRules : Pass<"test-dpc-sharding-rules"> {
 def Differentiate : Pass<"dpc-differentiate", "ModuleOp"> {
   let summary = "Adds the reverse-mode gradient of a model's loss";
   let description = [{
-    Clones `@forward` into `@forward_backward`, which returns everything
+    Clones `@forward` (or `function`) into `@forward_backward` (`@<function>_backward`), which returns everything
     `@forward` returns (the loss result marked `dpc.loss`) followed by the
     gradient of the loss with respect to every `dpc.param` argument (each
     marked `dpc.grad = "<param>"`, zeros for a parameter the loss does not

@@ -1,6 +1,7 @@
 //===- Differentiate.cpp - Reverse-mode gradient of a model's loss --------===//
 //
-// Builds @forward_backward: the forward function followed by its adjoint.
+// Builds @<f>_backward (@forward_backward by default): the forward function
+// followed by its adjoint.
 // Only ops that both depend on a parameter and reach the loss are
 // differentiated, in reverse order, each through its own gradient rule
 // (DifferentiableOpInterface); this pass knows no op by name.
@@ -82,7 +83,7 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   OpBuilder builder(forward);
   builder.setInsertionPointAfter(forward);
   auto function = cast<func::FuncOp>(builder.clone(*forward));
-  function.setSymName("forward_backward");
+  function.setSymName((forward.getSymName() + "_backward").str());
   Block &body = function.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   Value loss = returnOp.getOperand(*lossIndex);

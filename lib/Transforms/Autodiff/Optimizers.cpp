@@ -56,6 +56,12 @@ struct Arith {
   Value div(Value x, Value y) { return binary<DivOp>(x, y); }
   Value pow(Value x, Value y) { return binary<PowOp>(x, y); }
   Value sqrt(Value x) { return SqrtOp::create(b, loc, x); }
+  Value convert(Value x, Type element) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (type.getElementType() == element)
+      return x;
+    return CastOp::create(b, loc, type.clone(element), x);
+  }
 };
 } // namespace
 
@@ -91,12 +97,19 @@ Value Optimizer::update(OpBuilder &builder, Location loc, Value param,
                   a.mul(a.mul(grad, grad), a.scalar(1.0 - c.beta2, param)));
   state[0] = m;
   state[1] = v;
-  Value one = a.scalar(1.0, step);
-  Value correction1 = a.sub(one, a.pow(a.scalar(c.beta1, step), step));
-  Value correction2 = a.sub(one, a.pow(a.scalar(c.beta2, step), step));
+  // The bias corrections 1 - beta^step are computed in f64, as PyTorch
+  // does on the host: beta2 = 0.999 rounded to f32 is 1.3e-5 of 1 - beta2
+  // off, which would show in every update of the first steps.
+  Type f64 = builder.getF64Type();
+  Type element = cast<RankedTensorType>(param.getType()).getElementType();
+  Value step64 = a.convert(step, f64);
+  Value one = a.scalar(1.0, step64);
+  Value correction1 = a.sub(one, a.pow(a.scalar(c.beta1, step64), step64));
+  Value correction2 = a.sub(one, a.pow(a.scalar(c.beta2, step64), step64));
   // As torch.optim.Adam: p -= lr / c1 * m / (sqrt(v) / sqrt(c2) + eps).
   Value denominator =
-      a.add(a.div(a.sqrt(v), a.sqrt(correction2)), a.scalar(c.epsilon, param));
-  Value stepSize = a.div(lr, correction1);
+      a.add(a.div(a.sqrt(v), a.convert(a.sqrt(correction2), element)),
+            a.scalar(c.epsilon, param));
+  Value stepSize = a.convert(a.div(a.convert(lr, f64), correction1), element);
   return a.sub(param, a.mul(a.div(m, denominator), stepSize));
 }

@@ -21,8 +21,9 @@ func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {d
 // ADAMW:      %[[DECAY:.*]] = dpc.mul %{{.*}}, %{{.*}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // ADAMW:      %[[KEEP:.*]] = dpc.sub %{{.*}}, %[[DECAY]]
 // ADAMW:      dpc.mul %[[W]], %[[KEEP]]
-// The bias corrections use beta^step.
-// ADAMW:      dpc.pow %{{.*}}, %{{.*}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
+// The bias corrections 1 - beta^step are computed in f64.
+// ADAMW:      %[[STEP64:.*]] = dpc.cast %{{.*}} : tensor<f32> -> tensor<f64>
+// ADAMW:      dpc.pow %{{.*}}, %[[STEP64]] : (tensor<f64>, tensor<f64>) -> tensor<f64>
 
 // MOMENTUM-LABEL: func.func @train_step
 // MOMENTUM-SAME: {dpc.opt_state = "w:momentum_buffer"}

@@ -103,8 +103,22 @@ ArgumentRole mlir::dpc::getArgumentRole(FunctionOpInterface func,
 StringRef mlir::dpc::getArgumentName(FunctionOpInterface func, unsigned index) {
   for (StringRef attrName :
        {DpcDialect::kParamAttrName, DpcDialect::kStateAttrName,
-        DpcDialect::kInputAttrName})
+        DpcDialect::kInputAttrName, DpcDialect::kOptStateAttrName,
+        DpcDialect::kHyperAttrName})
     if (auto name = func.getArgAttrOfType<StringAttr>(index, attrName))
       return name.getValue();
+  return {};
+}
+
+std::string mlir::dpc::getResultName(FunctionOpInterface func,
+                                     unsigned index) {
+  for (StringRef attrName :
+       {DpcDialect::kOutputAttrName, DpcDialect::kParamAttrName,
+        DpcDialect::kStateAttrName, DpcDialect::kOptStateAttrName})
+    if (auto name = func.getResultAttrOfType<StringAttr>(index, attrName))
+      return name.getValue().str();
+  if (auto name = func.getResultAttrOfType<StringAttr>(
+          index, DpcDialect::kGradAttrName))
+    return "grad:" + name.getValue().str();
   return {};
 }

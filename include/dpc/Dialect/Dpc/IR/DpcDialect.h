@@ -21,8 +21,13 @@ enum class ArgumentRole { Parameter, State, Input, Other };
 /// The role of argument `index` of `func`, read from its `dpc.*` attribute.
 ArgumentRole getArgumentRole(FunctionOpInterface func, unsigned index);
 
-/// The source-model name of argument `index` (empty when it has none).
+/// The name of argument `index`: its parameter, state, input, optimizer
+/// state or hyperparameter name (empty when it has none).
 StringRef getArgumentName(FunctionOpInterface func, unsigned index);
+
+/// The name of result `index`: its output, parameter, state or optimizer
+/// state name, or `grad:<param>` for a gradient (empty when it has none).
+std::string getResultName(FunctionOpInterface func, unsigned index);
 
 } // namespace mlir::dpc
 
