@@ -413,12 +413,11 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       })
 
       // Regularization and losses.
-      .Case([&](DropoutOp dropout) -> FailureOr<Results> {
-        if (!dropout.getRatio().isZero())
-          return op->emitError("dropout with ratio > 0 needs the training "
-                               "step's seed, which the interpreter does not "
-                               "have yet");
-        return one(Tensor(operand(0)));
+      .Case([&](DropoutOp d) {
+        return one(dropout(operand(0), operand(1).getData<int64_t>()[0],
+                           operand(2).getData<int64_t>()[0],
+                           d.getRatio().convertToDouble(),
+                           static_cast<int64_t>(d.getStream())));
       })
       .Case([&](SoftmaxCrossEntropyOp l) { return loss(l, true); })
       .Case([&](NllLossOp l) { return loss(l, false); })

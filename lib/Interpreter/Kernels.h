@@ -176,6 +176,15 @@ Tensor pad(const Tensor &input, ArrayRef<int64_t> low,
            ArrayRef<int64_t> resultShape);
 
 //===----------------------------------------------------------------------===//
+// Dropout (Dropout.cpp)
+//===----------------------------------------------------------------------===//
+
+/// `input` with the elements dpc::dropoutKeeps drops zeroed and the others
+/// scaled by 1 / (1 - ratio); element i has global index offset + i.
+Tensor dropout(const Tensor &input, int64_t seed, int64_t offset,
+               double ratio, int64_t stream);
+
+//===----------------------------------------------------------------------===//
 // Losses (Loss.cpp)
 //===----------------------------------------------------------------------===//
 

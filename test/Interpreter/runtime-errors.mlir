@@ -3,8 +3,6 @@
 
 // RUN: not dpc-run --interpret %s --function gather --print 2>&1 | FileCheck %s --check-prefix=GATHER
 // GATHER: runtime-errors.mlir:{{[0-9]+}}:{{[0-9]+}}: error: index 4 (element 1 of the indices) is out of range for axis 0 of size 4
-// RUN: not dpc-run --interpret %s --function dropout --print 2>&1 | FileCheck %s --check-prefix=DROPOUT
-// DROPOUT: error: dropout with ratio > 0 needs the training step's seed
 // RUN: not dpc-run --interpret %s --function unsupported --print 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // UNKNOWN: error: the interpreter does not support 'tensor.empty'
 // RUN: not dpc-run --interpret %s --function label --print 2>&1 | FileCheck %s --check-prefix=LABEL
@@ -25,12 +23,6 @@ func.func @gather() -> tensor<2x3xf32> {
   %ids = dpc.constant dense<[0, 4]> : tensor<2xi64>
   %r = dpc.gather %table[%ids] {axis = 0 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
-}
-
-func.func @dropout() -> tensor<4xf32> {
-  %x = dpc.constant dense<1.0> : tensor<4xf32>
-  %r = dpc.dropout %x {ratio = 0.5 : f32} : tensor<4xf32>
-  return %r : tensor<4xf32>
 }
 
 func.func @unsupported() -> tensor<2xf32> {

@@ -160,8 +160,11 @@ case("cast_int_operand",
      {"x": x}, {"i": ints(-3, 4, 3, 4)}, outputs={"r": [3, 4]})
 
 x = randn(3, 4)
-case("dropout_ratio_zero", "%r = dpc.dropout %x {ratio = 0.0 : f32} : tensor<3x4xf64>",
-     {"x": x}, outputs={"r": [3, 4]})
+seeds = {"seed": np.array(42, np.int64), "offset": np.array(1000, np.int64)}
+for ratio in (0.0, 0.5):
+    case("dropout_ratio_%.1f" % ratio,
+         "%%r = dpc.dropout %%x, %%seed, %%offset {ratio = %.1f : f32, stream = 2 : i64}"
+         " : tensor<3x4xf64>" % ratio, {"x": x}, seeds, outputs={"r": [3, 4]})
 
 #===------------------------------------------------------------------------===#
 # Contractions and convolutions

@@ -658,9 +658,43 @@ case("avg_pool2d_grad_exclude_pad",
 # Regularization and losses
 #===------------------------------------------------------------------------===#
 
+def philox4x32(counter, key):
+    """Philox4x32-10 of uint64 arrays of counter words, written from the
+    paper (Salmon et al., SC'11) independently of the C++ kernel."""
+    mask = np.uint64(0xFFFFFFFF)
+    c = [np.asarray(w, np.uint64) for w in counter]
+    k = [np.uint64(w) for w in key]
+    for round in range(10):
+        if round:
+            k = [(k[0] + np.uint64(0x9E3779B9)) & mask, (k[1] + np.uint64(0xBB67AE85)) & mask]
+        p0, p1 = np.uint64(0xD2511F53) * c[0], np.uint64(0xCD9E8D57) * c[2]
+        c = [(p1 >> np.uint64(32)) ^ c[1] ^ k[0], p1 & mask,
+             (p0 >> np.uint64(32)) ^ c[3] ^ k[1], p0 & mask]
+    return c
+
+
+def dropout_reference(x, seed, offset, ratio, stream):
+    index = np.arange(x.size, dtype=np.uint64) + np.uint64(offset)
+    low, high = index & np.uint64(0xFFFFFFFF), index >> np.uint64(32)
+    word = philox4x32([low, high, np.full_like(index, stream), np.zeros_like(index)],
+                      [seed, 0])[0]
+    keep = (word >= np.uint64(int(ratio * 2**32))).reshape(x.shape)
+    return np.where(keep, x / (1 - ratio), 0)
+
+
 x = randn(3, 4)
-case("dropout_ratio_zero", "%r = dpc.dropout %x {ratio = 0.0 : f32} : tensor<3x4xf32>",
-     {"x": x}, {"r": ty([3, 4])}, lambda x: {"r": x})
+seeds = {"seed": np.array(7, np.int64), "offset": np.array(0, np.int64)}
+case("dropout_ratio_zero",
+     "%r = dpc.dropout %x, %seed, %offset {ratio = 0.0 : f32, stream = 0 : i64} : tensor<3x4xf32>",
+     {"x": x, **seeds}, {"r": ty([3, 4])}, lambda x, seed, offset: {"r": x})
+x = randn(64, 50)
+for ratio, stream, offset in ((0.1, 0, 0), (0.5, 3, 12345), (0.9, 1, 2**33)):
+    inputs = {"x": x, "seed": np.array(2024, np.int64), "offset": np.array(offset, np.int64)}
+    case("dropout_%g_stream%d" % (ratio, stream),
+         "%%r = dpc.dropout %%x, %%seed, %%offset {ratio = %g : f32, stream = %d : i64}"
+         " : tensor<64x50xf32>" % (ratio, stream), inputs, {"r": ty([64, 50])},
+         lambda x, seed, offset, ratio=ratio, stream=stream: {
+             "r": dropout_reference(x, int(seed), int(offset), float(np.float32(ratio)), stream)})
 
 LOSSES = [
     # (name, input shape, label dtype, ignore_index, number of ignored labels)

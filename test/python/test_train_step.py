@@ -35,6 +35,13 @@ def _compile(onnx_path, out, *flags):
     return out
 
 
+def _random_state(mlir, function):
+    """The dropout seed and micro-batch index a function of `mlir` takes
+    (a model with dropout layers), as zeros."""
+    hyper = tools.signature(open(mlir).read(), function=function)["hyper"]
+    return {k: np.int64(0) for k in ("seed", "micro_batch") if k in hyper}
+
+
 def _weights(model):
     """Every float parameter and buffer by its state_dict name, as NumPy."""
     return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()
@@ -83,7 +90,8 @@ def compiled(exported, tmp_path_factory):
 def test_loss_and_gradients_equal_pytorch(compiled, name, precision):
     spec = models.build(name)
     weights = _weights(spec.model)
-    got = interpret(compiled[name], {**weights, **_batch(spec)},
+    got = interpret(compiled[name], {**weights, **_batch(spec),
+                                     **_random_state(compiled[name], "forward_backward")},
                     function="forward_backward", precision=precision)
 
     model = _float64(spec)
@@ -133,6 +141,7 @@ def _run_steps(step_mlir, weights, opt_state, batches, lr):
     losses = []
     for step, batch in enumerate(batches, start=1):
         out = interpret(step_mlir, {**weights, **opt_state, **batch,
+                                    **_random_state(step_mlir, "train_step"),
                                     "lr": np.float64(lr), "step": np.float64(step)},
                         function="train_step", precision="fp64")
         weights = {k: out.get(k, v) for k, v in weights.items()}
@@ -229,3 +238,50 @@ def test_micro_batches_equal_one_large_batch(exported, tmp_path):
     _assert_close(out["grad_norm"], norm.numpy(), "grad_norm")
     for k, v in _weights(model).items():
         _assert_close(out[k], v, k)
+
+
+def _export_dropout_mlp(path, batch):
+    """An MLP with dropout 0.5 between its layers, exported in training mode."""
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                              torch.nn.Dropout(0.5), torch.nn.Linear(32, 10))
+    model = models.WithLoss(net)
+    inputs = (torch.randn(batch, 16), torch.randint(0, 10, (batch,)))
+    torch.onnx.export(model, inputs, path, input_names=["x", "target"],
+                      output_names=["loss", "logits"], opset_version=models.OPSET,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    return model
+
+
+def test_dropout_masks_follow_the_seed_not_the_micro_batching(tmp_path):
+    """A step with dropout is reproducible from its seed, differs between
+    seeds, and K=2 micro-batches of 4 drop exactly the elements one batch
+    of 8 drops: the mask is keyed by the element's index in the step."""
+    small = str(tmp_path / "b4.onnx")
+    model = _export_dropout_mlp(small, 4)
+    _export_dropout_mlp(str(tmp_path / "b8.onnx"), 8)
+    k2 = _compile(small, str(tmp_path / "k2.mlir"), "--micro-batches=2", "--lr=0.1")
+    k1 = _compile(str(tmp_path / "b8.onnx"), str(tmp_path / "k1.mlir"), "--lr=0.1")
+    gen = torch.Generator().manual_seed(5)
+    batch = {"x": torch.randn(8, 16, generator=gen).numpy(),
+             "target": torch.randint(0, 10, (8,), generator=gen).numpy()}
+    weights = _weights(model)
+
+    def step(mlir, seed):
+        return interpret(mlir, {**weights, **batch, "lr": np.float64(0.1),
+                                "step": np.float64(1), "seed": np.int64(seed)},
+                         function="train_step", precision="fp64")
+
+    one, two = step(k1, 11), step(k2, 11)
+    for k in ["loss", "grad_norm", *weights]:
+        _assert_close(two[k], one[k], k)
+    np.testing.assert_array_equal(step(k1, 11)["loss"], one["loss"])
+    assert not np.allclose(step(k1, 12)["loss"], one["loss"])
+
+    # Without dropout (ratio 0 through eval semantics) the loss differs: the
+    # masks are really applied.
+    with torch.no_grad():
+        model.eval()
+        plain, _ = model(*[torch.from_numpy(b) for b in batch.values()])
+    assert abs(float(plain) - float(one["loss"])) > 1e-3

@@ -104,7 +104,10 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
     global norm to `max-grad-norm` (when positive), and applies the
     optimizer. The learning rate and the step number (from 1) are inputs,
     so schedules come from the runtime. Optimizer state is explicit:
-    `dpc.opt_state = "<param>:<slot>"` on arguments and results.
+    `dpc.opt_state = "<param>:<slot>"` on arguments and results. A model
+    with dropout takes the step's random `seed` (i64) after `step`; each
+    micro-batch call gets its index, so dropout masks are those of one
+    step over the whole batch.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",

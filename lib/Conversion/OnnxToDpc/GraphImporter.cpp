@@ -133,6 +133,19 @@ Value GraphImporter::addArgument(const std::string &name,
   return argument;
 }
 
+Value GraphImporter::getHyperparameter(StringRef name) {
+  std::string key = "hyper:" + name.str();
+  if (auto it = values.find(key); it != values.end())
+    return it->second;
+  ::dpc::HostTensor zero(::dpc::DType::I64, {});
+  Value argument = body->addArgument(
+      RankedTensorType::get({}, builder.getI64Type()), fileLoc);
+  argumentAttrs.push_back(builder.getNamedAttr(DpcDialect::kHyperAttrName,
+                                               builder.getStringAttr(name)));
+  initialValues.push_back({name.str(), std::move(zero)});
+  return values[key] = argument;
+}
+
 Value GraphImporter::getValue(const std::string &name, Location loc,
                               TensorUse use) {
   if (auto it = values.find(name); it != values.end())

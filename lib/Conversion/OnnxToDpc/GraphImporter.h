@@ -72,6 +72,12 @@ public:
   /// Whether any node or graph output reads `name`.
   bool isUsed(const std::string &name) const { return uses.count(name); }
 
+  /// The i64 scalar argument `dpc.hyper = name` (the step's random seed,
+  /// the micro-batch index), added on first use with initial value 0.
+  Value getHyperparameter(StringRef name);
+  /// A new dropout stream: each dropout site draws its own numbers.
+  int64_t takeDropoutStream() { return dropoutStreams++; }
+
   /// Converts a literal to a `dpc.constant`.
   Value materialize(const Literal &literal, Location loc);
 
@@ -104,6 +110,7 @@ private:
   SmallVector<NamedAttribute> argumentAttrs;
   SmallVector<std::pair<Value, Value>> stateUpdates;
   std::vector<::dpc::NamedTensor> initialValues;
+  int64_t dropoutStreams = 0;
 };
 
 } // namespace mlir::dpc::onnx_import

@@ -574,10 +574,26 @@ LogicalResult convertDropout(NodeContext &node) {
     node.setOutput(0, input);
     return success();
   }
+  // The mask is keyed by the step's seed and each element's index in the
+  // whole step: micro-batch k of a step starts at element k * numel.
   OpBuilder &b = node.getBuilder();
-  node.setOutput(0, DropoutOp::create(b, node.getLoc(), input.getType(), input,
-                                      b.getF32FloatAttr(ratio))
-                        .getResult());
+  Location loc = node.getLoc();
+  GraphImporter &importer = node.getImporter();
+  Value seed = importer.getHyperparameter("seed");
+  Value microBatch = importer.getHyperparameter("micro_batch");
+  auto scalar = RankedTensorType::get({}, b.getI64Type());
+  Value numel = ConstantOp::create(
+      b, loc, scalar,
+      DenseElementsAttr::get(
+          scalar,
+          b.getI64IntegerAttr(
+              cast<RankedTensorType>(input.getType()).getNumElements())));
+  Value offset = MulOp::create(b, loc, scalar, microBatch, numel);
+  node.setOutput(
+      0, DropoutOp::create(b, loc, input.getType(), input, seed, offset,
+                           b.getF32FloatAttr(ratio),
+                           b.getI64IntegerAttr(importer.takeDropoutStream()))
+             .getResult());
   return success();
 }
 

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <optional>
+
 namespace mlir::dpc {
 #define GEN_PASS_DEF_BUILDTRAINSTEP
 #include "dpc/Transforms/Passes.h.inc"
@@ -27,6 +29,8 @@ namespace {
 /// Where each kind of value sits in @forward_backward's signature.
 struct Signature {
   SmallVector<unsigned> params, state, inputs;
+  /// The step's random seed and the micro-batch index (for dropout).
+  std::optional<unsigned> seed, microBatch;
   SmallVector<unsigned> stateResults, gradResults;
   unsigned lossResult = 0;
 };
@@ -44,6 +48,18 @@ FailureOr<Signature> readSignature(func::FuncOp function) {
     case ArgumentRole::Input:
       signature.inputs.push_back(i);
       break;
+    case ArgumentRole::Hyper: {
+      StringRef name = mlir::dpc::getArgumentName(function, i);
+      if (name == "seed")
+        signature.seed = i;
+      else if (name == "micro_batch")
+        signature.microBatch = i;
+      else
+        return function.emitError("argument #")
+               << i << " is the unknown hyperparameter '" << name
+               << "'; the step provides 'seed' and 'micro_batch'";
+      break;
+    }
     case ArgumentRole::Other:
       return function.emitError("argument #")
              << i << " is neither a parameter, state nor an input";
@@ -171,6 +187,10 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
   auto scalarType = RankedTensorType::get({}, b.getF32Type());
   Value lr = addArgument(scalarType, DpcDialect::kHyperAttrName, "lr");
   Value step = addArgument(scalarType, DpcDialect::kHyperAttrName, "step");
+  auto indexType = RankedTensorType::get({}, b.getI64Type());
+  Value seed;
+  if (signature->seed)
+    seed = addArgument(indexType, DpcDialect::kHyperAttrName, "seed");
 
   // Forward and backward over each micro-batch; state threads through.
   SmallVector<Value> gradients(params.size());
@@ -185,6 +205,12 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
       operands[index] = microBatches == 1
                             ? inputs[i]
                             : sliceBatch(b, loc, inputs[i], k, microBatches);
+    if (signature->seed)
+      operands[*signature->seed] = seed;
+    if (signature->microBatch)
+      operands[*signature->microBatch] = ConstantOp::create(
+          b, loc, indexType,
+          DenseElementsAttr::get(indexType, b.getI64IntegerAttr(k)));
     auto call = func::CallOp::create(b, loc, forwardBackward, operands);
     Value microLoss = call.getResult(signature->lossResult);
     loss = loss ? AddOp::create(b, loc, microLoss.getType(), loss, microLoss)

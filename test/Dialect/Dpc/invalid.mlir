@@ -806,9 +806,9 @@ func.func @gather_result(%x: tensor<4x6xf32>, %i: tensor<3xi64>) {
 // -----
 
 // dpc.dropout (C1)
-func.func @dropout_ratio(%x: tensor<4xf32>) {
+func.func @dropout_ratio(%x: tensor<4xf32>, %seed: tensor<i64>) {
   // expected-error @+1 {{ratio 1.000000e+00 is not within [0, 1) (C1)}}
-  %0 = dpc.dropout %x {ratio = 1.0 : f32} : tensor<4xf32>
+  %0 = dpc.dropout %x, %seed, %seed {ratio = 1.0 : f32, stream = 0 : i64} : tensor<4xf32>
   return
 }
 

@@ -161,9 +161,10 @@ func.func @data_movement(%x: tensor<4x6xf32>, %ids: tensor<2x3xi64>) {
 
 // CHECK-LABEL: func.func @losses
 func.func @losses(%logits: tensor<4x10xf32>, %labels: tensor<4xi64>,
-                  %seq: tensor<2x10x8xf32>, %tokens: tensor<2x8xi32>) {
-  // CHECK: dpc.dropout %{{.*}} {ratio = 1.000000e-01 : f32} : tensor<4x10xf32>
-  %0 = dpc.dropout %logits {ratio = 0.1 : f32} : tensor<4x10xf32>
+                  %seq: tensor<2x10x8xf32>, %tokens: tensor<2x8xi32>,
+                  %seed: tensor<i64>, %offset: tensor<i64>) {
+  // CHECK: dpc.dropout %{{.*}}, %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f32, stream = 3 : i64} : tensor<4x10xf32>
+  %0 = dpc.dropout %logits, %seed, %offset {ratio = 0.1 : f32, stream = 3 : i64} : tensor<4x10xf32>
   // CHECK: dpc.softmax_cross_entropy %{{.*}}, %{{.*}} mean {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   %1 = dpc.softmax_cross_entropy %logits, %labels mean {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   // CHECK: dpc.softmax_cross_entropy %{{.*}}, %{{.*}} none {{.*}} -> tensor<2x8xf32>

@@ -97,6 +97,8 @@ ArgumentRole mlir::dpc::getArgumentRole(FunctionOpInterface func,
     return ArgumentRole::State;
   if (func.getArgAttr(index, DpcDialect::kInputAttrName))
     return ArgumentRole::Input;
+  if (func.getArgAttr(index, DpcDialect::kHyperAttrName))
+    return ArgumentRole::Hyper;
   return ArgumentRole::Other;
 }
 
@@ -110,8 +112,7 @@ StringRef mlir::dpc::getArgumentName(FunctionOpInterface func, unsigned index) {
   return {};
 }
 
-std::string mlir::dpc::getResultName(FunctionOpInterface func,
-                                     unsigned index) {
+std::string mlir::dpc::getResultName(FunctionOpInterface func, unsigned index) {
   for (StringRef attrName :
        {DpcDialect::kOutputAttrName, DpcDialect::kParamAttrName,
         DpcDialect::kStateAttrName, DpcDialect::kOptStateAttrName})

@@ -225,7 +225,8 @@ LogicalResult DropoutOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   // The keep mask is a function of the element's index and the step's
   // seed, so the same dropout applied to the gradient masks and scales it
   // exactly as the forward did.
-  out[0] = DropoutOp::create(b, getLoc(), grads[0].getType(), grads[0],
-                             getRatioAttr());
+  out[0] =
+      DropoutOp::create(b, getLoc(), grads[0].getType(), grads[0], getSeed(),
+                        getOffset(), getRatioAttr(), getStreamAttr());
   return success();
 }

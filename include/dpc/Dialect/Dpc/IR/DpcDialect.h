@@ -16,7 +16,7 @@
 namespace mlir::dpc {
 
 /// What a function argument of a dpc graph holds.
-enum class ArgumentRole { Parameter, State, Input, Other };
+enum class ArgumentRole { Parameter, State, Input, Hyper, Other };
 
 /// The role of argument `index` of `func`, read from its `dpc.*` attribute.
 ArgumentRole getArgumentRole(FunctionOpInterface func, unsigned index);

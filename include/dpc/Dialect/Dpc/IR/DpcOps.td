@@ -25,6 +25,12 @@ include "mlir/IR/CommonTypeConstraints.td"
 def Dpc_Tensor : StaticShapeTensorOf<[AnyFloat, AnySignlessInteger]>;
 def Dpc_FloatTensor : StaticShapeTensorOf<[AnyFloat]>;
 def Dpc_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+// A 0-d i64 tensor: random seeds and element offsets.
+def Dpc_I64Scalar : Type<And<[AnyRankedTensor.predicate,
+                              CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getRank() == 0">,
+                              CPred<"::llvm::cast<::mlir::RankedTensorType>($_self).getElementType().isSignlessInteger(64)">]>,
+                         "0-d tensor of i64", "::mlir::RankedTensorType">,
+                    BuildableType<"::mlir::RankedTensorType::get({}, $_builder.getI64Type())">;
 def Dpc_BoolTensor : StaticShapeTensorOf<[I1]>;
 
 // Ops whose sharding rule is the elementwise rule over their (broadcast)
@@ -759,24 +765,30 @@ def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpIn
 // Regularization and losses
 //===----------------------------------------------------------------------===//
 
-def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure, SameOperandsAndResultType,
+def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure,
+    AllTypesMatch<["input", "result"]>,
     CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "Zeroes elements at random in training";
   let description = [{
-    In a training step, each element is kept with probability `1 - ratio`
-    and scaled by `1 / (1 - ratio)`, or zeroed; the keep decision of an
-    element comes from a counter-based generator keyed by the step's seed
-    and the element's global index, so it does not depend on how the step
-    is partitioned. Outside training (and with `ratio = 0`) it is the
-    identity.
+    Keeps each element with probability `1 - ratio`, scaled by
+    `1 / (1 - ratio)`, and zeroes the others. The decision for the element
+    at row-major index `i` is the first 32-bit word of Philox4x32-10 with
+    key `seed` and counter `(offset + i, stream)`, compared with
+    `ratio * 2^32`: it depends on the step's seed, on which dropout site
+    this is (`stream`) and on the element's index in the whole step's
+    tensor (`offset` is the index of this tensor's first element there),
+    never on how the step is split into micro-batches or ranks. With the
+    same operands, the op applied to a gradient masks it as the forward
+    did. `ratio = 0` is the identity.
 
     Constraints:
     - (C1) `ratio` is within `[0, 1)`.
   }];
-  let arguments = (ins Dpc_FloatTensor:$input, F32Attr:$ratio);
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_I64Scalar:$seed,
+                       Dpc_I64Scalar:$offset, F32Attr:$ratio, I64Attr:$stream);
   let results = (outs Dpc_FloatTensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = "$input `,` $seed `,` $offset attr-dict `:` type($input)";
   let hasVerifier = 1;
 }
 
