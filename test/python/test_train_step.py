@@ -176,11 +176,11 @@ def _batches(spec, count):
     return batches
 
 
-def _slots(step_mlir):
+def _slots(step_mlir, dtype=np.float64):
     """The optimizer-state arguments of @train_step, as zeros."""
     ir = open(step_mlir).read()
     roles = tools.signature(ir, function="train_step")
-    return {k: np.zeros(s) for k, s in roles["opt_state"].items()}
+    return {k: np.zeros(s, dtype) for k, s in roles["opt_state"].items()}
 
 
 @pytest.mark.parametrize("name", TRAINED)
@@ -285,3 +285,71 @@ def test_dropout_masks_follow_the_seed_not_the_micro_batching(tmp_path):
         model.eval()
         plain, _ = model(*[torch.from_numpy(b) for b in batch.values()])
     assert abs(float(plain) - float(one["loss"])) > 1e-3
+
+
+@pytest.fixture(scope="module")
+def mlp_onnx(exported):
+    return os.path.join(exported["mlp"][0], "mlp.onnx")
+
+
+def _mlp_step_inputs(step_mlir, model, **extra):
+    spec = models.build("mlp")
+    return {**_weights(model), **_slots(step_mlir, np.float32), **_batch(spec),
+            "lr": np.float32(0.1), "step": np.float32(1), **extra}
+
+
+def test_bf16_step_is_close_to_fp32_and_keeps_f32_master_weights(mlp_onnx, tmp_path):
+    fp32 = _compile(mlp_onnx, str(tmp_path / "fp32.mlir"), "--optimizer=momentum", "--lr=0.1")
+    bf16 = _compile(mlp_onnx, str(tmp_path / "bf16.mlir"), "--optimizer=momentum", "--lr=0.1",
+                    "--precision=bf16")
+    assert "xbf16>" in open(bf16).read()
+    model = models.build("mlp").model
+    exact = interpret(fp32, _mlp_step_inputs(fp32, model), function="train_step")
+    low = interpret(bf16, _mlp_step_inputs(bf16, model), function="train_step")
+    for k, v in exact.items():
+        assert low[k].dtype == np.float32, k  # master weights and slots stay f32
+    # bf16 keeps 8 significant bits: the step is close to the fp32 one, not
+    # equal to it.
+    np.testing.assert_allclose(low["loss"], exact["loss"], rtol=2e-2)
+    assert low["loss"] != exact["loss"]
+    for k in _weights(model):
+        update, exact_update = low[k] - _weights(model)[k], exact[k] - _weights(model)[k]
+        assert np.linalg.norm(update - exact_update) < 0.05 * np.linalg.norm(exact_update), k
+
+
+def test_fp16_loss_scaling_skips_overflowing_steps(mlp_onnx, tmp_path):
+    step = _compile(mlp_onnx, str(tmp_path / "fp16.mlir"), "--optimizer=momentum", "--lr=0.1",
+                    "--precision=fp16", "--loss-scale-growth-interval=2")
+    fp32 = _compile(mlp_onnx, str(tmp_path / "fp32.mlir"), "--optimizer=momentum", "--lr=0.1")
+    model = models.build("mlp").model
+    weights = _weights(model)
+    exact = interpret(fp32, _mlp_step_inputs(fp32, model), function="train_step")
+
+    def run(scale, tracker):
+        inputs = _mlp_step_inputs(step, model)
+        inputs.update({"amp:loss_scale": np.float32(scale),
+                       "amp:growth_tracker": np.float32(tracker)})
+        return interpret(step, inputs, function="train_step")
+
+    # 2^16 (GradScaler's initial scale) fits fp16: the step applies, close
+    # to fp32, and the second good step in a row doubles the scale.
+    good = run(2.0**16, 1)
+    assert good["skipped"] == 0
+    assert good["amp:loss_scale"] == 2.0**17 and good["amp:growth_tracker"] == 0
+    np.testing.assert_allclose(good["loss"], exact["loss"], rtol=1e-2)
+    for k in weights:
+        update, exact_update = good[k] - weights[k], exact[k] - weights[k]
+        assert np.linalg.norm(update - exact_update) < 0.02 * np.linalg.norm(exact_update), k
+    first = run(2.0**16, 0)
+    assert first["amp:loss_scale"] == 2.0**16 and first["amp:growth_tracker"] == 1
+
+    # 2^40 overflows fp16 (max 65504) in the backward pass: nothing moves,
+    # the scale halves and the good-step count restarts.
+    bad = run(2.0**40, 1)
+    assert bad["skipped"] == 1
+    assert bad["amp:loss_scale"] == 2.0**39 and bad["amp:growth_tracker"] == 0
+    for k, v in weights.items():
+        np.testing.assert_array_equal(bad[k], v, err_msg=k)
+    for k in _slots(step):
+        if not k.startswith("amp:"):
+            np.testing.assert_array_equal(bad[k], 0, err_msg=k)

@@ -89,6 +89,17 @@ static llvm::cl::opt<double> adamEpsilon("epsilon",
                                          llvm::cl::init(1e-8),
                                          llvm::cl::desc("Adam epsilon"));
 
+static llvm::cl::opt<std::string> trainPrecision(
+    "precision", llvm::cl::cat(trainCategory), llvm::cl::init("fp32"),
+    llvm::cl::desc("Compute precision of the step: fp32, bf16 or fp16 (f32 "
+                   "master weights and optimizer state; fp16 adds dynamic "
+                   "loss scaling)"));
+
+static llvm::cl::opt<int64_t> lossScaleGrowthInterval(
+    "loss-scale-growth-interval", llvm::cl::cat(trainCategory),
+    llvm::cl::init(2000),
+    llvm::cl::desc("fp16: good steps after which the loss scale doubles"));
+
 static llvm::cl::opt<double> weightDecay("weight-decay",
                                          llvm::cl::cat(trainCategory),
                                          llvm::cl::init(0.0),
@@ -129,9 +140,21 @@ static LogicalResult buildTrainStep(ModuleOp module) {
     options.label = labelName;
     pm.addPass(mlir::dpc::createAppendLoss(options));
   }
+  if (trainPrecision != "fp32" && trainPrecision != "bf16" &&
+      trainPrecision != "fp16") {
+    llvm::errs() << "dpc-opt: --precision=" << trainPrecision
+                 << " is not fp32, bf16 or fp16\n";
+    return failure();
+  }
+  if (trainPrecision != "fp32") {
+    mlir::dpc::MixedPrecisionOptions options;
+    options.precision = trainPrecision;
+    pm.addPass(mlir::dpc::createMixedPrecision(options));
+  }
   mlir::dpc::DifferentiateOptions differentiate;
   if (lossKind == "from-model")
     differentiate.lossOutput = lossOutput;
+  differentiate.lossScale = trainPrecision == "fp16";
   pm.addPass(mlir::dpc::createDifferentiate(differentiate));
   mlir::dpc::BuildTrainStepOptions step;
   step.optimizer = optimizerKind;
@@ -143,6 +166,7 @@ static LogicalResult buildTrainStep(ModuleOp module) {
   step.weightDecay = weightDecay;
   step.maxGradNorm = maxGradNorm;
   step.microBatches = microBatches;
+  step.lossScaleGrowthInterval = lossScaleGrowthInterval;
   pm.addPass(mlir::dpc::createBuildTrainStep(step));
   if (failed(pm.run(module)))
     return failure();

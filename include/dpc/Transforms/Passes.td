@@ -68,6 +68,29 @@ def Differentiate : Pass<"dpc-differentiate", "ModuleOp"> {
            "floating-point output">,
     Option<"functionName", "function", "std::string",
            /*default=*/"\"forward\"", "The function to differentiate">,
+    Option<"lossScale", "loss-scale", "bool", /*default=*/"false",
+           "Start the adjoint at a `loss_scale` argument (dpc.hyper) "
+           "instead of 1, so fp16 gradients do not underflow">,
+  ];
+}
+
+def MixedPrecision : Pass<"dpc-mixed-precision", "ModuleOp"> {
+  let summary = "Computes a model in bf16 or fp16, keeping f32 where it matters";
+  let description = [{
+    Rewrites `@forward` so that every dpc op computes in `precision`,
+    except the ops marked `KeepsFullPrecision` (reductions, softmax,
+    normalizations, exp/log/pow, losses), which compute in f32. f32
+    arguments stay f32 (the parameters are the f32 master weights) and are
+    cast where they are used, once each; results are cast back to their
+    declared types. Differentiating the rewritten function gives f32
+    gradients of the f32 parameters, since the gradient of a cast casts
+    back.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "bf16 or fp16">,
+    Option<"functionName", "function", "std::string",
+           /*default=*/"\"forward\"", "The function to rewrite">,
   ];
 }
 
@@ -107,7 +130,11 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
     `dpc.opt_state = "<param>:<slot>"` on arguments and results. A model
     with dropout takes the step's random `seed` (i64) after `step`; each
     micro-batch call gets its index, so dropout masks are those of one
-    step over the whole batch.
+    step over the whole batch. A `@forward_backward` differentiated with
+    `loss-scale` gets dynamic loss scaling: the scale and its good-step
+    count are optimizer state (`amp:loss_scale`, `amp:growth_tracker`), a
+    step whose gradients overflow changes no parameter and halves the
+    scale, and a `skipped` output says so.
   }];
   let options = [
     Option<"optimizer", "optimizer", "std::string", /*default=*/"\"sgd\"",
@@ -125,6 +152,9 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
            "Clip the global gradient norm to this value (0: no clipping)">,
     Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
            "Gradient accumulation over this many micro-batches">,
+    Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
+           "int64_t", /*default=*/"2000",
+           "Good steps after which dynamic loss scaling doubles the scale">,
   ];
 }
 

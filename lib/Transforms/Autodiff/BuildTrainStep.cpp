@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LossScaling.h"
 #include "Optimizers.h"
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
@@ -31,6 +32,8 @@ struct Signature {
   SmallVector<unsigned> params, state, inputs;
   /// The step's random seed and the micro-batch index (for dropout).
   std::optional<unsigned> seed, microBatch;
+  /// The loss scale the backward pass starts from (fp16).
+  std::optional<unsigned> lossScale;
   SmallVector<unsigned> stateResults, gradResults;
   unsigned lossResult = 0;
 };
@@ -54,10 +57,13 @@ FailureOr<Signature> readSignature(func::FuncOp function) {
         signature.seed = i;
       else if (name == "micro_batch")
         signature.microBatch = i;
+      else if (name == "loss_scale")
+        signature.lossScale = i;
       else
         return function.emitError("argument #")
                << i << " is the unknown hyperparameter '" << name
-               << "'; the step provides 'seed' and 'micro_batch'";
+               << "'; the step provides 'seed', 'micro_batch' and "
+               << "'loss_scale'";
       break;
     }
     case ArgumentRole::Other:
@@ -168,6 +174,16 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
                                          DpcDialect::kOptStateAttrName,
                                          (nameOf(i) + ":" + slot).str()));
   }
+  // Dynamic loss scaling keeps its scale and good-step count as optimizer
+  // state.
+  auto scalarType = RankedTensorType::get({}, b.getF32Type());
+  Value lossScale, growthTracker;
+  if (signature->lossScale) {
+    lossScale = addArgument(scalarType, DpcDialect::kOptStateAttrName,
+                            "amp:loss_scale");
+    growthTracker = addArgument(scalarType, DpcDialect::kOptStateAttrName,
+                                "amp:growth_tracker");
+  }
   for (unsigned i : signature->state)
     state.push_back(
         addArgument(argTypes[i], DpcDialect::kStateAttrName, nameOf(i)));
@@ -184,7 +200,6 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
     inputs.push_back(
         addArgument(type.clone(shape), DpcDialect::kInputAttrName, nameOf(i)));
   }
-  auto scalarType = RankedTensorType::get({}, b.getF32Type());
   Value lr = addArgument(scalarType, DpcDialect::kHyperAttrName, "lr");
   Value step = addArgument(scalarType, DpcDialect::kHyperAttrName, "step");
   auto indexType = RankedTensorType::get({}, b.getI64Type());
@@ -207,6 +222,8 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
                             : sliceBatch(b, loc, inputs[i], k, microBatches);
     if (signature->seed)
       operands[*signature->seed] = seed;
+    if (signature->lossScale)
+      operands[*signature->lossScale] = lossScale;
     if (signature->microBatch)
       operands[*signature->microBatch] = ConstantOp::create(
           b, loc, indexType,
@@ -246,6 +263,18 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
   loss = average(loss);
   for (Value &g : gradients)
     g = average(g);
+  if (lossScale) {
+    // The backward pass started from the scale (the loss itself is not
+    // scaled): divide it out of the gradients.
+    auto unscale = [&](Value value) -> Value {
+      auto type = cast<RankedTensorType>(value.getType());
+      Value scale = CastOp::create(
+          b, loc, scalarType.clone(type.getElementType()), lossScale);
+      return DivOp::create(b, loc, type, value, scale);
+    };
+    for (Value &g : gradients)
+      g = unscale(g);
+  }
 
   // Global gradient norm, and clipping as torch.nn.utils.clip_grad_norm_.
   Value sumOfSquares = scalarF32(b, loc, 0.0);
@@ -262,6 +291,10 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
     sumOfSquares = AddOp::create(b, loc, scalarType, sumOfSquares, sum);
   }
   Value gradNorm = SqrtOp::create(b, loc, sumOfSquares);
+  std::optional<LossScaleUpdate> scaleUpdate;
+  if (lossScale)
+    scaleUpdate = updateLossScale(b, loc, sumOfSquares, lossScale,
+                                  growthTracker, lossScaleGrowthInterval);
   if (maxGradNorm > 0.0) {
     Value coefficient = DivOp::create(
         b, loc, scalarType, scalarF32(b, loc, maxGradNorm),
@@ -294,6 +327,12 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
     SmallVector<Value> slotValues(slots[i]);
     Value updated = rule->update(b, loc, param, gradients[i], paramLr,
                                  paramStep, slotValues);
+    if (scaleUpdate) {
+      // A step with an overflowed gradient leaves parameters and slots.
+      updated = keepIfFinite(b, loc, scaleUpdate->finite, updated, param);
+      for (auto [value, old] : llvm::zip(slotValues, slots[i]))
+        value = keepIfFinite(b, loc, scaleUpdate->finite, value, old);
+    }
     addResult(updated, DpcDialect::kParamAttrName,
               nameOf(signature->params[i]));
     llvm::append_range(newSlots, slotValues);
@@ -303,10 +342,18 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
     for (const std::string &slot : rule->getSlots())
       addResult(newSlots[slotIndex++], DpcDialect::kOptStateAttrName,
                 (nameOf(i) + ":" + slot).str());
+  if (scaleUpdate) {
+    addResult(scaleUpdate->scale, DpcDialect::kOptStateAttrName,
+              "amp:loss_scale");
+    addResult(scaleUpdate->growthTracker, DpcDialect::kOptStateAttrName,
+              "amp:growth_tracker");
+  }
   for (auto [i, index] : llvm::enumerate(signature->state))
     addResult(state[i], DpcDialect::kStateAttrName, nameOf(index));
   addResult(loss, DpcDialect::kOutputAttrName, "loss");
   addResult(gradNorm, DpcDialect::kOutputAttrName, "grad_norm");
+  if (scaleUpdate)
+    addResult(scaleUpdate->skipped, DpcDialect::kOutputAttrName, "skipped");
 
   func::ReturnOp::create(b, loc, results);
   function.setFunctionType(b.getFunctionType(body->getArgumentTypes(),

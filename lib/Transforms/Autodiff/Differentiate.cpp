@@ -123,10 +123,28 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   Location loc = function.getLoc();
   DenseMap<Value, Value> gradients;
   auto lossType = cast<RankedTensorType>(loss.getType());
-  gradients[loss] = ConstantOp::create(
-      builder, loc, lossType,
-      DenseElementsAttr::get(lossType,
-                             FloatAttr::get(lossType.getElementType(), 1.0)));
+  if (lossScale) {
+    // d(scale * loss) / d(loss) = scale: every gradient comes out scaled.
+    auto scaleType = RankedTensorType::get({}, builder.getF32Type());
+    unsigned index = function.getNumArguments();
+    if (failed(function.insertArgument(
+            index, scaleType,
+            builder.getDictionaryAttr(
+                builder.getNamedAttr(DpcDialect::kHyperAttrName,
+                                     builder.getStringAttr("loss_scale"))),
+            loc)))
+      return failure();
+    Value scale = body.getArgument(index);
+    gradients[loss] =
+        scaleType == lossType
+            ? scale
+            : CastOp::create(builder, loc, lossType, scale).getResult();
+  } else {
+    gradients[loss] = ConstantOp::create(
+        builder, loc, lossType,
+        DenseElementsAttr::get(lossType,
+                               FloatAttr::get(lossType.getElementType(), 1.0)));
+  }
   for (Operation *op : active) {
     SmallVector<Value> resultGradients;
     for (Value result : op->getResults())

@@ -21,6 +21,13 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcEnums.h.inc"
 
+namespace mlir::dpc::OpTrait {
+/// Marks an op that mixed precision keeps in f32 (Dpc_KeepsFullPrecision).
+template <typename ConcreteType>
+class KeepsFullPrecision
+    : public mlir::OpTrait::TraitBase<ConcreteType, KeepsFullPrecision> {};
+} // namespace mlir::dpc::OpTrait
+
 namespace mlir::dpc {
 
 /// The NumPy broadcast of `shapes`, or failure when they are incompatible.

@@ -37,6 +37,13 @@ def Dpc_BoolTensor : StaticShapeTensorOf<[I1]>;
 // result shape.
 defvar Dpc_Differentiable = DeclareOpInterfaceMethods<DifferentiableOpInterface>;
 
+// Ops that mixed precision keeps in f32: they sum many terms, exponentiate
+// or normalize, where bf16/f16 results lose the step (see
+// -dpc-mixed-precision). Everything else computes in the low precision.
+def Dpc_KeepsFullPrecision : NativeOpTrait<"KeepsFullPrecision"> {
+  let cppNamespace = "::mlir::dpc::OpTrait";
+}
+
 defvar Dpc_ElementwiseRule = [{
   ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
     return ::mlir::dpc::getElementwiseShardingRule(getOperation());
@@ -95,8 +102,10 @@ class Dpc_UnaryOp<string mnemonic, string formula,
 
 def Dpc_NegOp : Dpc_UnaryOp<"neg", "-x", Dpc_Tensor>;
 def Dpc_AbsOp : Dpc_UnaryOp<"abs", "|x|", Dpc_Tensor>;
-def Dpc_ExpOp : Dpc_UnaryOp<"exp", "e^x">;
-def Dpc_LogOp : Dpc_UnaryOp<"log", "ln(x)">;
+def Dpc_ExpOp : Dpc_UnaryOp<"exp", "e^x", Dpc_FloatTensor,
+                            [Dpc_Differentiable, Dpc_KeepsFullPrecision]>;
+def Dpc_LogOp : Dpc_UnaryOp<"log", "ln(x)", Dpc_FloatTensor,
+                            [Dpc_Differentiable, Dpc_KeepsFullPrecision]>;
 def Dpc_SqrtOp : Dpc_UnaryOp<"sqrt", "sqrt(x)">;
 def Dpc_RsqrtOp : Dpc_UnaryOp<"rsqrt", "1 / sqrt(x)">;
 def Dpc_ReciprocalOp : Dpc_UnaryOp<"reciprocal", "1 / x">;
@@ -153,7 +162,8 @@ def Dpc_AddOp : Dpc_BinaryOp<"add", "x + y">;
 def Dpc_SubOp : Dpc_BinaryOp<"sub", "x - y">;
 def Dpc_MulOp : Dpc_BinaryOp<"mul", "x * y">;
 def Dpc_DivOp : Dpc_BinaryOp<"div", "x / y">;
-def Dpc_PowOp : Dpc_BinaryOp<"pow", "x ^ y", Dpc_FloatTensor>;
+def Dpc_PowOp : Dpc_BinaryOp<"pow", "x ^ y", Dpc_FloatTensor,
+                             [Dpc_Differentiable, Dpc_KeepsFullPrecision]>;
 def Dpc_MaxOp : Dpc_BinaryOp<"max", "max(x, y)">;
 def Dpc_MinOp : Dpc_BinaryOp<"min", "min(x, y)">;
 def Dpc_AndOp : Dpc_BinaryOp<"and", "x && y", Dpc_BoolTensor, []>;
@@ -460,7 +470,8 @@ def Dpc_AvgPool2DGradOp : Dpc_Op<"avg_pool2d_grad", [Pure,
 //===----------------------------------------------------------------------===//
 
 class Dpc_ReduceOp<string mnemonic, string combine>
-    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure, CostOpInterface,
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
+                        CostOpInterface,
                         DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "The " # combine # " over some dimensions";
   let description = [{
@@ -497,7 +508,8 @@ def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum">;
 def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum">;
 
 class Dpc_SoftmaxLikeOp<string mnemonic, string formula>
-    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure, SameOperandsAndResultType,
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
+        SameOperandsAndResultType,
         DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
         DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "`" # formula # "` along one axis";
@@ -519,7 +531,8 @@ def Dpc_SoftmaxOp
 def Dpc_LogSoftmaxOp
     : Dpc_SoftmaxLikeOp<"log_softmax", "x_i - ln(sum_j exp(x_j))">;
 
-def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Dpc_Differentiable, Pure,
+def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Dpc_Differentiable,
+    Dpc_KeepsFullPrecision, Pure,
     AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
@@ -545,7 +558,8 @@ def Dpc_LayerNormOp : Dpc_Op<"layer_norm", [Dpc_Differentiable, Pure,
   let hasVerifier = 1;
 }
 
-def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable, Pure,
+def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
+    Dpc_KeepsFullPrecision, Pure,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var",
                    "new_running_mean", "new_running_var"]>,
@@ -793,7 +807,8 @@ def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure,
 }
 
 class Dpc_LossOp<string mnemonic, string semantics>
-    : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure, CostOpInterface]> {
+    : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
+                        CostOpInterface]> {
   let description = [{
     }] # semantics # [{ `input` has shape `[N, C, d...]` (C classes) and
     `labels` shape `[N, d...]`. Samples whose label is `ignore_index` add
