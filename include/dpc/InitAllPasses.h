@@ -3,6 +3,7 @@
 #ifndef DPC_INITALLPASSES_H
 #define DPC_INITALLPASSES_H
 
+#include "dpc/Analysis/Passes.h"
 #include "dpc/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -11,6 +12,7 @@ namespace mlir::dpc {
 /// Registers dpc's passes and the upstream ones useful on dpc programs.
 inline void registerAllPasses() {
   registerDpcPasses();
+  registerDpcAnalysisPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerInlinerPass();

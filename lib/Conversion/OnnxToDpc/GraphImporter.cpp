@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
 using namespace mlir;
@@ -290,6 +291,27 @@ LogicalResult GraphImporter::declareInputs() {
       return mlir::emitError(fileLoc) << error;
     stored[initializer.name()] = std::move(tensor);
   }
+  // Models written without weights (dpc.gpt_onnx, for planning at scale)
+  // list the graph inputs that are parameters in their metadata.
+  std::set<std::string> parameterInputs;
+  for (const onnx::StringStringEntryProto &entry : model.metadata_props()) {
+    if (entry.key() != "dpc.parameters")
+      continue;
+    llvm::Expected<llvm::json::Value> parsed = llvm::json::parse(entry.value());
+    const llvm::json::Array *names = parsed ? parsed->getAsArray() : nullptr;
+    if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    if (!names)
+      return mlir::emitError(fileLoc)
+             << "metadata 'dpc.parameters' is not a JSON list of input names";
+    for (const llvm::json::Value &name : *names) {
+      std::optional<StringRef> text = name.getAsString();
+      if (!text)
+        return mlir::emitError(fileLoc)
+               << "metadata 'dpc.parameters' holds a non-string entry";
+      parameterInputs.insert(text->str());
+    }
+  }
   std::set<std::string> givenNames;
   for (const onnx::ValueInfoProto &input : graph.input()) {
     // Before IR version 4, initializers are listed among the inputs.
@@ -312,8 +334,15 @@ LogicalResult GraphImporter::declareInputs() {
     auto type = RankedTensorType::get(*shape, getElementType(*dtype));
     values[input.name()] = body->addArgument(type, fileLoc);
     argumentAttrs.push_back(builder.getNamedAttr(
-        DpcDialect::kInputAttrName, builder.getStringAttr(input.name())));
+        parameterInputs.count(input.name()) ? DpcDialect::kParamAttrName
+                                            : DpcDialect::kInputAttrName,
+        builder.getStringAttr(input.name())));
   }
+  for (const std::string &name : parameterInputs)
+    if (!givenNames.count(name))
+      return mlir::emitError(fileLoc)
+             << "metadata 'dpc.parameters' names '" << name
+             << "', which is not a graph input";
   for (const auto &[name, shape] : options.inputShapes)
     if (!givenNames.count(name))
       return mlir::emitError(fileLoc)

@@ -55,7 +55,7 @@ LogicalResult AppendLossPass::append(func::FuncOp forward) {
   if (!index)
     return forward.emitError(output.empty()
                                  ? "the model has several outputs; name the "
-                                   "one the loss reads with --label-output"
+                                   "one the loss reads with --loss-output"
                                  : "no output named '" + output + "'");
   Block &body = forward.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());

@@ -1,0 +1,32 @@
+//===- MemoryCost.cpp - Memory one device needs for training --------------===//
+
+#include "dpc/Analysis/CostModel/MemoryCost.h"
+
+#include <algorithm>
+
+using namespace mlir::dpc;
+
+MemoryBreakdown mlir::dpc::getModelStateMemory(double parameters,
+                                               const ModelStateBytes &bytes,
+                                               int zeroStage,
+                                               int64_t dataParallel) {
+  double shards = static_cast<double>(std::max<int64_t>(dataParallel, 1));
+  auto divided = [&](int fromStage) {
+    return zeroStage >= fromStage ? shards : 1.0;
+  };
+  MemoryBreakdown memory;
+  memory.optimizerState = parameters * bytes.optimizer / divided(1);
+  memory.gradients = parameters * bytes.gradient / divided(2);
+  memory.parameters = parameters * bytes.parameter / divided(3);
+  return memory;
+}
+
+double mlir::dpc::getActivationMemory(double layerActivationBytes,
+                                      double layerInputBytes, int64_t layers,
+                                      double microBatchesInFlight,
+                                      bool recompute) {
+  double n = static_cast<double>(layers);
+  if (!recompute)
+    return n * layerActivationBytes * microBatchesInFlight;
+  return n * layerInputBytes * microBatchesInFlight + layerActivationBytes;
+}

@@ -1,0 +1,154 @@
+//===- ClusterTest.cpp - Meshes, presets and cluster files ----------------===//
+
+#include "dpc/Analysis/CostModel/Cluster.h"
+#include "TestCluster.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+TEST(Mesh, ParsesAxesOutermostFirst) {
+  std::string error;
+  FailureOr<Mesh> mesh = Mesh::parse("2x4x8", error);
+  ASSERT_TRUE(succeeded(mesh)) << error;
+  EXPECT_EQ(mesh->getRank(), 3u);
+  EXPECT_EQ(mesh->getNumDevices(), 64);
+  EXPECT_EQ(mesh->getStride(0), 32);
+  EXPECT_EQ(mesh->getStride(2), 1);
+  EXPECT_EQ(mesh->str(), "2x4x8");
+  ASSERT_TRUE(succeeded(Mesh::parse("16", error)));
+}
+
+TEST(Mesh, NamesTheBadPart) {
+  std::string error;
+  EXPECT_TRUE(failed(Mesh::parse("2xfour", error)));
+  EXPECT_EQ(error, "invalid mesh '2xfour': 'four' is not a positive integer "
+                   "(expected AxB[xC...], e.g. 2x8)");
+  EXPECT_TRUE(failed(Mesh::parse("0x8", error)));
+  EXPECT_NE(error.find("'0'"), std::string::npos);
+  EXPECT_TRUE(failed(Mesh::parse("2x", error)));
+  EXPECT_NE(error.find("'' is not"), std::string::npos);
+}
+
+TEST(GroupPlacement, InnerAxesStayInANode) {
+  Cluster cluster = getTestCluster(); // 4 devices a node.
+  Mesh mesh({2, 4});
+  GroupPlacement inner = getGroupPlacement(mesh, {1}, cluster);
+  EXPECT_EQ(inner.size, 4);
+  EXPECT_EQ(inner.nodes, 1);
+  EXPECT_EQ(inner.getLinkLevel(), LinkLevel::IntraNode);
+  GroupPlacement outer = getGroupPlacement(mesh, {0}, cluster);
+  EXPECT_EQ(outer.size, 2);
+  EXPECT_EQ(outer.nodes, 2);
+  EXPECT_EQ(outer.devicesPerNode, 1);
+  GroupPlacement all = getGroupPlacement(mesh, {0, 1}, cluster);
+  EXPECT_EQ(all.nodes, 2);
+  EXPECT_EQ(all.devicesPerNode, 4);
+  // An axis of stride 2 and size 4 holds two devices in each of two nodes.
+  GroupPlacement mixed = getGroupPlacement(Mesh({4, 2}), {0}, cluster);
+  EXPECT_EQ(mixed.nodes, 2);
+  EXPECT_EQ(mixed.devicesPerNode, 2);
+  EXPECT_EQ(getGroupPlacement(mesh, {}, cluster).size, 1);
+}
+
+TEST(ClusterPreset, CarriesVendorFigures) {
+  EXPECT_EQ(getClusterPresetNames().size(), 5u);
+  std::optional<Cluster> h100 = getClusterPreset("h100-sxm");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->devicesPerNode, 8);
+  EXPECT_DOUBLE_EQ(h100->device.getPeakFlops(NumericType::BF16), 989e12);
+  EXPECT_DOUBLE_EQ(h100->device.memoryCapacity, 80e9);
+  EXPECT_DOUBLE_EQ(h100->device.memoryBandwidth, 3.35e12);
+  EXPECT_DOUBLE_EQ(h100->intraNode.bandwidth, 450e9);
+  EXPECT_DOUBLE_EQ(h100->interNode.bandwidth, 50e9);
+  std::optional<Cluster> v100 = getClusterPreset("v100-16gb-25gbps");
+  ASSERT_TRUE(v100);
+  // 25 Gb/s per node over 8 GPUs, in bytes.
+  EXPECT_DOUBLE_EQ(v100->interNode.bandwidth, 25e9 / 8 / 8);
+  for (StringRef name : getClusterPresetNames())
+    EXPECT_TRUE(getClusterPreset(name)) << name.str();
+  EXPECT_FALSE(getClusterPreset("tpu-v5"));
+}
+
+TEST(ClusterJson, RoundTripsEveryPreset) {
+  for (StringRef name : getClusterPresetNames()) {
+    Cluster preset = *getClusterPreset(name);
+    std::string error;
+    FailureOr<Cluster> parsed =
+        parseClusterJson(printClusterJson(preset), "preset.json", error);
+    ASSERT_TRUE(succeeded(parsed)) << error;
+    EXPECT_EQ(parsed->name, preset.name);
+    EXPECT_EQ(parsed->devicesPerNode, preset.devicesPerNode);
+    for (unsigned i = 0; i < kNumNumericTypes; ++i)
+      EXPECT_DOUBLE_EQ(parsed->device.peakFlops[i], preset.device.peakFlops[i]);
+    EXPECT_DOUBLE_EQ(parsed->device.memoryBandwidth,
+                     preset.device.memoryBandwidth);
+    EXPECT_DOUBLE_EQ(parsed->interNode.latency, preset.interNode.latency);
+    EXPECT_DOUBLE_EQ(parsed->efficiency.communication,
+                     preset.efficiency.communication);
+  }
+}
+
+/// The error parsing `text`, which must fail.
+std::string parseError(const std::string &text) {
+  std::string error;
+  EXPECT_TRUE(failed(parseClusterJson(text, "c.json", error)));
+  return error;
+}
+
+/// A valid file with `edit` applied to the text of the h100-sxm preset.
+std::string h100With(StringRef from, StringRef to) {
+  std::string text = printClusterJson(*getClusterPreset("h100-sxm"));
+  size_t at = text.find(from.str());
+  EXPECT_NE(at, std::string::npos) << from.str();
+  return text.replace(at, from.size(), to.str());
+}
+
+TEST(ClusterJson, RejectsBadFilesNamingTheField) {
+  EXPECT_EQ(parseError("{ \"device\": "),
+            "cluster file 'c.json': not valid JSON");
+  EXPECT_EQ(parseError("[1, 2]"), "cluster file 'c.json': must be a JSON "
+                                  "object");
+  EXPECT_EQ(parseError(h100With("\"memory_gb\"", "\"memory_GB\"")),
+            "cluster file 'c.json': field 'device.memory_GB' is not a known "
+            "field (expected peak_tflops, memory_gb, "
+            "memory_bandwidth_gb_per_s)");
+  EXPECT_EQ(parseError(h100With("\"latency_us\": 3.0", "\"latency_us\": -3")),
+            "cluster file 'c.json': field 'intra_node.latency_us' must be at "
+            "least 0, got -3");
+  EXPECT_EQ(parseError(h100With("\"bf16\": 989.0", "\"bf16\": \"989\"")),
+            "cluster file 'c.json': field 'device.peak_tflops.bf16' must be a "
+            "number");
+  EXPECT_EQ(parseError(
+                h100With("\"devices_per_node\": 8", "\"devices_per_node\": 0")),
+            "cluster file 'c.json': field 'devices_per_node' must be a "
+            "positive integer");
+  EXPECT_EQ(parseError(h100With("\"compute\": 0.54", "\"compute\": 1.5")),
+            "cluster file 'c.json': field 'efficiency.compute' must be at "
+            "most 1, got 1.5");
+  EXPECT_EQ(parseError("{\"devices_per_node\": 8}"),
+            "cluster file 'c.json': missing field 'device'");
+}
+
+TEST(ClusterJson, ResolvesPresetsAndFiles) {
+  std::string error;
+  FailureOr<Cluster> preset = resolveCluster("a100-80gb", error);
+  ASSERT_TRUE(succeeded(preset)) << error;
+  EXPECT_DOUBLE_EQ(preset->device.getPeakFlops(NumericType::BF16), 312e12);
+  EXPECT_TRUE(failed(resolveCluster("b200", error)));
+  EXPECT_EQ(
+      error.rfind("unknown cluster 'b200' (expected a preset: h100-sxm, ", 0),
+      0u)
+      << error;
+  EXPECT_TRUE(failed(resolveCluster("/nonexistent/c.json", error)));
+  EXPECT_EQ(error.rfind("cannot read cluster file '/nonexistent/c.json': ", 0),
+            0u)
+      << error;
+}
+
+} // namespace
