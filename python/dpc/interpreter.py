@@ -10,6 +10,7 @@ raises InterpreterError with dpc-run's message.
 import os
 import subprocess
 import tempfile
+import zipfile
 from typing import Dict, Mapping, Optional, Sequence
 
 import numpy as np
@@ -32,13 +33,23 @@ def dpc_run() -> str:
     return path
 
 
+def _write_npz(path: str, arrays: Mapping[str, np.ndarray], compressed: bool) -> None:
+    """np.savez, by hand: np.savez(path, **arrays) would take an array named
+    `like` (an ONNX input name) as its own keyword and drop it."""
+    mode = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    with zipfile.ZipFile(path, "w", mode) as archive:
+        for name, array in arrays.items():
+            with archive.open(name + ".npy", "w", force_zip64=array.nbytes >= 1 << 31) as f:
+                np.lib.format.write_array(f, np.asanyarray(array), allow_pickle=False)
+
+
 def interpret(mlir: str, inputs: Mapping[str, np.ndarray], function: Optional[str] = None,
               precision: str = "fp32", extra_args: Sequence[str] = (),
               compressed: bool = False) -> Dict[str, np.ndarray]:
     """Runs `function` of the file `mlir` on `inputs`; returns its results."""
     with tempfile.TemporaryDirectory(prefix="dpc-interpret-") as tmp:
         npz = os.path.join(tmp, "inputs.npz")
-        (np.savez_compressed if compressed else np.savez)(npz, **inputs)
+        _write_npz(npz, inputs, compressed)
         outdir = os.path.join(tmp, "out")
         command = [dpc_run(), "--interpret", mlir, "--inputs-npz", npz,
                    "--precision", precision, "--output-dir", outdir, *extra_args]

@@ -124,6 +124,9 @@ LogicalResult convertPow(NodeContext &node) {
   const Literal *exponent = node.getLiteral(1);
   if (!base)
     return failure();
+  if (!isa<FloatType>(base->getElementType()) && !node.getLiteral(0))
+    return node.emitError() << "Pow of " << base->getElementType()
+                            << " tensors is not supported (only floats)";
   if (exponent && !node.getLiteral(0) &&
       node.getImporter().getElementType(exponent->dtype) !=
           base->getElementType()) {

@@ -374,9 +374,17 @@ LogicalResult GraphImporter::finish() {
   }
   // The new state follows the outputs, named like the state it replaces.
   for (auto [state, newValue] : stateUpdates) {
-    auto argument = cast<BlockArgument>(state);
+    auto argument = dyn_cast<BlockArgument>(state);
+    if (!argument)
+      return mlir::emitError(newValue.getLoc())
+             << "running statistics must be initializers or graph inputs, "
+                "not computed values";
+    // Statistics given as graph inputs are state the caller provides.
+    NamedAttribute &attr = argumentAttrs[argument.getArgNumber()];
+    if (attr.getName() == DpcDialect::kInputAttrName)
+      attr = builder.getNamedAttr(DpcDialect::kStateAttrName, attr.getValue());
     results.push_back(newValue);
-    resultAttrs.push_back(argumentAttrs[argument.getArgNumber()]);
+    resultAttrs.push_back(attr);
   }
   builder.setInsertionPointToEnd(body);
   func::ReturnOp::create(builder, fileLoc, results);

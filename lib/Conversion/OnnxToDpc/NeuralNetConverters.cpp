@@ -366,6 +366,10 @@ template <typename PoolOp> LogicalResult convertPool(NodeContext &node) {
   Value input = node.getInput(0);
   if (!input || failed(checkSpatialRank(node, input)))
     return failure();
+  Type element = cast<RankedTensorType>(input.getType()).getElementType();
+  if (!isa<FloatType>(element))
+    return node.emitError() << "pooling of " << element
+                            << " tensors is not supported (only floats)";
   if (node.isOutputUsed(1))
     return node.emitError() << "the Indices output is not supported";
   size_t rank = getShapeOf(input).size();
