@@ -340,6 +340,11 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
                             r.getNearestMode()};
         return one(resize(operand(0), params, resultShape()));
       })
+      .Case([&](ResizeGradOp r) {
+        ResizeParams params{r.getScales(), r.getMode(), r.getCoordinateMode(),
+                            r.getNearestMode()};
+        return one(resizeGrad(operand(0), params, resultShape()));
+      })
 
       // Reductions and normalizations.
       .Case([&](ReduceSumOp r) { return reduction(r, ReduceKind::Sum); })

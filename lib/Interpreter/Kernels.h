@@ -115,6 +115,10 @@ struct ResizeParams {
 
 Tensor resize(const Tensor &input, const ResizeParams &params,
               ArrayRef<int64_t> resultShape);
+/// The gradient of resize: each element of `outGrad` goes back to the
+/// input elements its output element read, by the same weights.
+Tensor resizeGrad(const Tensor &outGrad, const ResizeParams &params,
+                  ArrayRef<int64_t> resultShape);
 
 //===----------------------------------------------------------------------===//
 // Reductions and softmax (Reduction.cpp)
@@ -181,8 +185,8 @@ Tensor pad(const Tensor &input, ArrayRef<int64_t> low,
 
 /// `input` with the elements dpc::dropoutKeeps drops zeroed and the others
 /// scaled by 1 / (1 - ratio); element i has global index offset + i.
-Tensor dropout(const Tensor &input, int64_t seed, int64_t offset,
-               double ratio, int64_t stream);
+Tensor dropout(const Tensor &input, int64_t seed, int64_t offset, double ratio,
+               int64_t stream);
 
 //===----------------------------------------------------------------------===//
 // Losses (Loss.cpp)

@@ -51,9 +51,12 @@ int64_t roundNearest(double coordinate, StringRef mode) {
 
 } // namespace
 
-Tensor interpreter::resize(const Tensor &input, const ResizeParams &params,
-                           ArrayRef<int64_t> resultShape) {
-  ArrayRef<int64_t> shape = input.getShape();
+/// Calls `tap(i, offset, weight)` for every input element (row-major
+/// `offset`) that output element `i` reads, with its weight. Resize sums
+/// the taps; its gradient scatters through the same taps.
+template <typename Fn>
+void forEachTap(ArrayRef<int64_t> shape, ArrayRef<int64_t> resultShape,
+                const ResizeParams &params, Fn &&tap) {
   int64_t rank = shape.size();
   bool linear = params.mode == "linear";
   // The sources of every output index, per dimension.
@@ -79,41 +82,67 @@ Tensor interpreter::resize(const Tensor &input, const ResizeParams &params,
       sources[d].push_back({low, high, coordinate - low});
     }
   }
-
-  Tensor result(input.getKind(), resultShape);
   SmallVector<int64_t> strides = getStrides(shape);
+  SmallVector<int64_t> index(rank, 0);
+  int64_t count = 1;
+  for (int64_t size : resultShape)
+    count *= size;
+  for (int64_t i = 0; i < count; ++i) {
+    // The corner with every blended dimension at its low neighbour.
+    int64_t base = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      base += sources[d][index[d]].low * strides[d];
+    for (int64_t corner = 0; corner < (int64_t(1) << blended.size());
+         ++corner) {
+      double weight = 1;
+      int64_t offset = base;
+      for (size_t k = 0; k < blended.size(); ++k) {
+        const Source &source = sources[blended[k]][index[blended[k]]];
+        bool high = (corner >> k) & 1;
+        weight *= high ? source.weight : 1 - source.weight;
+        if (high)
+          offset += (source.high - source.low) * strides[blended[k]];
+      }
+      if (weight != 0)
+        tap(i, offset, weight);
+    }
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < resultShape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+Tensor interpreter::resize(const Tensor &input, const ResizeParams &params,
+                           ArrayRef<int64_t> resultShape) {
+  Tensor result(input.getKind(), resultShape);
   dispatchFloatKind(input.getKind(), [&](auto zero) {
     using T = decltype(zero);
     ArrayRef<T> in = input.getData<T>();
-    MutableArrayRef<T> out = result.getData<T>();
-    SmallVector<int64_t> index(rank, 0);
-    for (int64_t i = 0, e = result.getNumElements(); i < e; ++i) {
-      // The corner with every blended dimension at its low neighbour.
-      int64_t base = 0;
-      for (int64_t d = 0; d < rank; ++d)
-        base += sources[d][index[d]].low * strides[d];
-      double value = 0;
-      for (int64_t corner = 0; corner < (int64_t(1) << blended.size());
-           ++corner) {
-        double weight = 1;
-        int64_t offset = base;
-        for (size_t k = 0; k < blended.size(); ++k) {
-          const Source &source = sources[blended[k]][index[blended[k]]];
-          bool high = (corner >> k) & 1;
-          weight *= high ? source.weight : 1 - source.weight;
-          if (high)
-            offset += (source.high - source.low) * strides[blended[k]];
-        }
-        if (weight != 0)
-          value += weight * in[offset];
-      }
-      out[i] = static_cast<T>(value);
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++index[d] < resultShape[d])
-          break;
-        index[d] = 0;
-      }
-    }
+    std::vector<double> sums(result.getNumElements());
+    forEachTap(input.getShape(), resultShape, params,
+               [&](int64_t i, int64_t offset, double weight) {
+                 sums[i] += weight * in[offset];
+               });
+    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
+  });
+  return result;
+}
+
+Tensor interpreter::resizeGrad(const Tensor &outGrad,
+                               const ResizeParams &params,
+                               ArrayRef<int64_t> resultShape) {
+  Tensor result(outGrad.getKind(), resultShape);
+  dispatchFloatKind(outGrad.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    ArrayRef<T> grad = outGrad.getData<T>();
+    std::vector<double> sums(result.getNumElements());
+    forEachTap(resultShape, outGrad.getShape(), params,
+               [&](int64_t i, int64_t offset, double weight) {
+                 sums[offset] += weight * grad[i];
+               });
+    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
   });
   return result;
 }

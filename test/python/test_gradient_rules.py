@@ -242,6 +242,23 @@ for (name, n, c, h, w, fg, kh, kw, strides, padding, dilations, output_padding, 
             *output_padding, groups, ", ".join(ty_of(a) for a in params.values()), ty(r)),
          params, outputs={"r": r})
 
+# Resize: nearest repeats elements, linear blends neighbours; upsampling and
+# downsampling, on NCHW as ONNX exports it.
+for mode, coordinate, nearest, shape, scales, out in (
+        ("nearest", "asymmetric", "floor", [1, 2, 3, 4], [1.0, 1.0, 2.0, 2.0], [1, 2, 6, 8]),
+        ("nearest", "half_pixel", "round_prefer_ceil", [1, 2, 6, 4], [1.0, 1.0, 0.5, 1.5],
+         [1, 2, 3, 6]),
+        ("linear", "pytorch_half_pixel", "floor", [1, 2, 3, 4], [1.0, 1.0, 2.0, 2.0],
+         [1, 2, 6, 8]),
+        ("linear", "align_corners", "floor", [2, 1, 5, 3], [1.0, 1.0, 0.6, 2.0],
+         [2, 1, 3, 6])):
+    params = {"x": randn(*shape)}
+    case("resize_%s_%s" % (mode, coordinate),
+         "%%r = dpc.resize %%x {scales = array<f64: %s>, mode = \"%s\", coordinate_mode = "
+         "\"%s\", nearest_mode = \"%s\"} : %s -> %s"
+         % (", ".join(map(str, scales)), mode, coordinate, nearest, ty(shape), ty(out)),
+         params, outputs={"r": out})
+
 #===------------------------------------------------------------------------===#
 # Pooling
 #===------------------------------------------------------------------------===#

@@ -638,6 +638,19 @@ case("max_pool2d_grad_overlapping",
      {"x": x, "g": g}, {"r": ty([2, 3, 8, 8])},
      lambda x, g: _pool_grad(F.max_pool2d, x, g, kernel_size=3, stride=2, padding=1))
 
+gr = randn(1, 2, 6, 8)
+for mode, coordinate, torch_mode, align in (("nearest", "asymmetric", "nearest", None),
+                                            ("linear", "pytorch_half_pixel", "bilinear", False),
+                                            ("linear", "align_corners", "bilinear", True)):
+    case("resize_grad_%s_%s" % (mode, coordinate),
+         "%%r = dpc.resize_grad %%gr {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = \"%s\", "
+         "coordinate_mode = \"%s\", nearest_mode = \"floor\"} : tensor<1x2x6x8xf32>"
+         " -> tensor<1x2x3x4xf32>" % (mode, coordinate),
+         {"gr": gr}, {"r": ty([1, 2, 3, 4])},
+         lambda gr, m=torch_mode, a=align: _pool_grad(
+             F.interpolate, np.zeros((1, 2, 3, 4)), gr, scale_factor=2, mode=m,
+             align_corners=a))
+
 case("avg_pool2d_grad_count_include_pad",
      "%r = dpc.avg_pool2d_grad %g {kernel_shape = array<i64: 3, 3>, strides = array<i64: "
      "2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, "

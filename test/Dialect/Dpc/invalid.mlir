@@ -312,6 +312,33 @@ func.func @resize_C3(%x: tensor<1x4x5x5xf32>) {
 
 // -----
 
+// dpc.resize_grad (C1)
+func.func @resize_grad_C1(%g: tensor<1x4x10x10xf32>) {
+  // expected-error @+1 {{needs one positive scale per dimension (C1)}}
+  %0 = dpc.resize_grad %g {scales = array<f64: 1.0, 1.0, 0.0, 2.0>, mode = "nearest", coordinate_mode = "asymmetric", nearest_mode = "floor"} : tensor<1x4x10x10xf32> -> tensor<1x4x5x5xf32>
+  return
+}
+
+// -----
+
+// dpc.resize_grad (C2)
+func.func @resize_grad_C2(%g: tensor<4x10x10xf32>) {
+  // expected-error @+1 {{should have the rank and element type of 'tensor<1x4x5x5xf32>' (C2)}}
+  %0 = dpc.resize_grad %g {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "nearest", coordinate_mode = "asymmetric", nearest_mode = "floor"} : tensor<4x10x10xf32> -> tensor<1x4x5x5xf32>
+  return
+}
+
+// -----
+
+// dpc.resize_grad (C3)
+func.func @resize_grad_C3(%g: tensor<1x4x10x10xf32>) {
+  // expected-error @+1 {{unknown mode, coordinate_mode or nearest_mode (C3)}}
+  %0 = dpc.resize_grad %g {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "nearest", coordinate_mode = "asymmetric", nearest_mode = "nearest"} : tensor<1x4x10x10xf32> -> tensor<1x4x5x5xf32>
+  return
+}
+
+// -----
+
 // dpc.conv2d_filter_grad (C1)
 func.func @conv2d_filter_grad_C1(%x: tensor<2x3x8xf32>, %g: tensor<2x6x6x6xf32>) {
   // expected-error @+1 {{input, out_grad and result must have rank 4 (C1)}}

@@ -188,6 +188,8 @@ func.func @upsampling(%x: tensor<1x4x5x5xf32>, %f: tensor<4x3x3x3xf32>, %b: tens
 // CHECK-LABEL: func.func @gradients
 func.func @gradients(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x4x4xf32>, %p: tensor<2x3x4x4xf32>,
                      %e: tensor<2x5x4xf32>, %ids: tensor<2x5xi64>) {
+  // CHECK: dpc.resize_grad %{{.*}} {coordinate_mode = "half_pixel", mode = "linear", nearest_mode = "floor", scales = array<f64: 1.000000e+00, 1.000000e+00, 2.000000e+00, 2.000000e+00>} : tensor<2x6x4x4xf32> -> tensor<2x6x2x2xf32>
+  %r = dpc.resize_grad %g {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_mode = "half_pixel", nearest_mode = "floor"} : tensor<2x6x4x4xf32> -> tensor<2x6x2x2xf32>
   // CHECK: dpc.conv2d_filter_grad %{{.*}}, %{{.*}} {dilations = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<2x3x8x8xf32>, tensor<2x6x4x4xf32>) -> tensor<6x3x3x3xf32>
   %0 = dpc.conv2d_filter_grad %x, %g {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64}
       : (tensor<2x3x8x8xf32>, tensor<2x6x4x4xf32>) -> tensor<6x3x3x3xf32>

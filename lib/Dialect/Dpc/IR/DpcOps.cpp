@@ -349,28 +349,38 @@ LogicalResult ConvTranspose2DOp::verify() {
   return success();
 }
 
-LogicalResult ResizeOp::verify() {
-  RankedTensorType inputType = getInput().getType();
-  RankedTensorType resultType = getResult().getType();
-  ArrayRef<double> scales = getScales();
-  if (static_cast<int64_t>(scales.size()) != inputType.getRank() ||
+/// The constraints resize and resize_grad share: `source` is the tensor
+/// resampled, `resized` the resampled one.
+template <typename OpTy>
+static LogicalResult verifyResize(OpTy op, RankedTensorType source,
+                                  RankedTensorType resized) {
+  ArrayRef<double> scales = op.getScales();
+  if (static_cast<int64_t>(scales.size()) != source.getRank() ||
       !llvm::all_of(scales, [](double s) { return s > 0.0; }))
-    return emitOpError("needs one positive scale per dimension (C1)");
-  if (resultType.getRank() != inputType.getRank() ||
-      resultType.getElementType() != inputType.getElementType())
-    return emitOpError("result type ")
-           << resultType << " should have the rank and element type of "
-           << inputType << " (C2)";
-  bool validModes = llvm::is_contained({"nearest", "linear"}, getMode()) &&
+    return op.emitOpError("needs one positive scale per dimension (C1)");
+  if (resized.getRank() != source.getRank() ||
+      resized.getElementType() != source.getElementType())
+    return op.emitOpError("type ")
+           << resized << " should have the rank and element type of " << source
+           << " (C2)";
+  bool validModes = llvm::is_contained({"nearest", "linear"}, op.getMode()) &&
                     llvm::is_contained({"half_pixel", "pytorch_half_pixel",
                                         "asymmetric", "align_corners"},
-                                       getCoordinateMode()) &&
+                                       op.getCoordinateMode()) &&
                     llvm::is_contained({"round_prefer_floor",
                                         "round_prefer_ceil", "floor", "ceil"},
-                                       getNearestMode());
+                                       op.getNearestMode());
   if (!validModes)
-    return emitOpError("unknown mode, coordinate_mode or nearest_mode (C3)");
+    return op.emitOpError("unknown mode, coordinate_mode or nearest_mode (C3)");
   return success();
+}
+
+LogicalResult ResizeOp::verify() {
+  return verifyResize(*this, getInput().getType(), getResult().getType());
+}
+
+LogicalResult ResizeGradOp::verify() {
+  return verifyResize(*this, getResult().getType(), getOutGrad().getType());
 }
 
 /// Checks pooling window attributes (C2 of the pooling ops).

@@ -126,6 +126,14 @@ LogicalResult AvgPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
+LogicalResult ResizeOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                       Gradients &out) {
+  out[0] = ResizeGradOp::create(b, getLoc(), getInput().getType(), grads[0],
+                                getScalesAttr(), getModeAttr(),
+                                getCoordinateModeAttr(), getNearestModeAttr());
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//

@@ -320,7 +320,7 @@ def Dpc_ConvTranspose2DOp : Dpc_Op<"conv_transpose2d", [Dpc_Differentiable, Pure
   let hasVerifier = 1;
 }
 
-def Dpc_ResizeOp : Dpc_Op<"resize", [Pure, CostOpInterface]> {
+def Dpc_ResizeOp : Dpc_Op<"resize", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let summary = "Nearest or linear resampling (ONNX Resize, Upsample)";
   let description = [{
     Resamples `input` to the shape of `result`. Along each dimension `d`,
@@ -346,6 +346,27 @@ def Dpc_ResizeOp : Dpc_Op<"resize", [Pure, CostOpInterface]> {
                        StrAttr:$nearest_mode);
   let results = (outs Dpc_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_ResizeGradOp : Dpc_Op<"resize_grad", [Pure, CostOpInterface]> {
+  let summary = "Gradient of resize with respect to its input";
+  let description = [{
+    Sends each element of `out_grad` back to the input elements that its
+    output element of `resize` read, times the weight it read them with
+    (1 for nearest), and sums what lands on each. `result` has the shape of
+    the resize's input; the attributes are those of the resize.
+
+    Constraints:
+    - (C1) `scales` has one positive entry per dimension.
+    - (C2) `out_grad` has the rank and element type of `result`.
+    - (C3) the modes are those `resize` accepts.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$out_grad, DenseF64ArrayAttr:$scales,
+                       StrAttr:$mode, StrAttr:$coordinate_mode,
+                       StrAttr:$nearest_mode);
+  let results = (outs Dpc_FloatTensor:$result);
+  let assemblyFormat = "$out_grad attr-dict `:` type($out_grad) `->` type($result)";
   let hasVerifier = 1;
 }
 
