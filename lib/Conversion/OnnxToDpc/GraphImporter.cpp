@@ -53,8 +53,10 @@ Type GraphImporter::getElementType(DType dtype) {
   case DType::I16:
     return builder.getI16Type();
   case DType::I8:
-  case DType::U8:
     return builder.getI8Type();
+  case DType::U8:
+    // dpc integers are signless and compute as signed: 0..255 fits i16.
+    return builder.getIntegerType(16);
   case DType::Bool:
     return builder.getI1Type();
   }
@@ -327,6 +329,11 @@ LogicalResult GraphImporter::declareInputs() {
       return mlir::emitError(fileLoc)
              << "input '" << input.name() << "' has unsupported element type "
              << getOnnxTypeName(elemType);
+    if (*dtype == DType::U8)
+      return mlir::emitError(fileLoc)
+             << "input '" << input.name()
+             << "' is uint8, which dpc does not take as an input (its "
+                "integers are signed); cast it in the model";
     FailureOr<std::vector<int64_t>> shape =
         resolveInputShape(input, options, fileLoc);
     if (failed(shape))
