@@ -1,9 +1,27 @@
 #!/usr/bin/env bash
-# The main job on the bundled model. Today: verify the MLP's dpc IR and
-# print it with each op's cost and sharding rule, the inputs the planner
-# reads. It grows into import -> train step -> plan -> compile -> train.
+# The main job on a bundled model: export the MLP of python/dpc/models.py
+# as ONNX, import it, build its training step (AdamW), price the step on a
+# 2x8 H100 mesh with the cost model, and run the forward under the
+# reference interpreter against PyTorch's loss. It grows into
+# import -> train step -> plan -> compile -> train.
 set -euo pipefail
-build_dir=${1:-build}
+build_dir=$(cd "${1:-build}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$build_dir/bin/dpc-opt" "$root/examples/mlp.mlir" \
-  -test-dpc-op-cost -test-dpc-sharding-rules
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.models mlp "$work"
+echo "== training step of mlp.onnx (AdamW, lr 0.01): signature"
+"$build_dir/bin/dpc-opt" "$work/mlp.onnx" --train --optimizer=adamw --lr=0.01 \
+  -inline -o "$work/step.mlir"
+grep 'func.func @train_step' "$work/step.mlir" | sed 's/ -> .*//' |
+  grep -o 'dpc\.[a-z_]* = "[^"]*"' | paste -sd ' ' | fold -s -w 100
+echo "== cost on a 2x8 mesh of h100-sxm"
+"$build_dir/bin/dpc-opt" "$work/step.mlir" \
+  -test-dpc-cost-model="mesh=2x8 cluster=h100-sxm" |
+  grep -o 'dpc\.\(compute_time_us\|grad_all_reduce[a-z_]*\) = [^,}]*' | sort -u
+echo "== forward under the interpreter (PyTorch's loss: $(
+  /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
+"$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \
+  --input x="$work/mlp.inputs/x.npy" --input target="$work/mlp.inputs/target.npy" \
+  --print | grep '^loss'
