@@ -113,14 +113,14 @@ SmallVector<Tensor> interpreter::split(const Tensor &input, int64_t axis,
   return results;
 }
 
-FailureOr<Tensor> interpreter::gather(Operation *op, const Tensor &input,
-                                      const Tensor &indices, int64_t axis,
-                                      ArrayRef<int64_t> resultShape) {
-  auto [outer, inner] = splitAt(input.getShape(), axis);
-  int64_t size = input.getShape()[axis];
-  ArrayRef<int64_t> ids = indices.getData<int64_t>();
+/// The positions along `axis` (of size `size`) that `indices` name, with
+/// negative indices counted from the end; fails on one out of range.
+static FailureOr<SmallVector<int64_t>> resolveIndices(Operation *op,
+                                                      const Tensor &indices,
+                                                      int64_t axis,
+                                                      int64_t size) {
   SmallVector<int64_t> positions;
-  for (auto [i, id] : llvm::enumerate(ids)) {
+  for (auto [i, id] : llvm::enumerate(indices.getData<int64_t>())) {
     int64_t position = id < 0 ? id + size : id;
     if (position < 0 || position >= size)
       return op->emitError("index ")
@@ -128,13 +128,25 @@ FailureOr<Tensor> interpreter::gather(Operation *op, const Tensor &input,
              << "for axis " << axis << " of size " << size;
     positions.push_back(position);
   }
+  return positions;
+}
+
+FailureOr<Tensor> interpreter::gather(Operation *op, const Tensor &input,
+                                      const Tensor &indices, int64_t axis,
+                                      ArrayRef<int64_t> resultShape) {
+  auto [outer, inner] = splitAt(input.getShape(), axis);
+  int64_t size = input.getShape()[axis];
+  FailureOr<SmallVector<int64_t>> positions =
+      resolveIndices(op, indices, axis, size);
+  if (failed(positions))
+    return failure();
   Tensor result(input.getKind(), resultShape);
   dispatchKind(input.getKind(), [&](auto zero) {
     using T = decltype(zero);
     const T *in = input.getData<T>().data();
     T *out = result.getData<T>().data();
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t position : positions) {
+      for (int64_t position : *positions) {
         const T *from = in + (o * size + position) * inner;
         out = std::copy(from, from + inner, out);
       }
@@ -147,16 +159,10 @@ FailureOr<Tensor> interpreter::scatterAdd(Operation *op, const Tensor &updates,
                                           ArrayRef<int64_t> resultShape) {
   auto [outer, inner] = splitAt(resultShape, axis);
   int64_t size = resultShape[axis];
-  ArrayRef<int64_t> ids = indices.getData<int64_t>();
-  SmallVector<int64_t> positions;
-  for (auto [i, id] : llvm::enumerate(ids)) {
-    int64_t position = id < 0 ? id + size : id;
-    if (position < 0 || position >= size)
-      return op->emitError("index ")
-             << id << " (element " << i << " of the indices) is out of range "
-             << "for axis " << axis << " of size " << size;
-    positions.push_back(position);
-  }
+  FailureOr<SmallVector<int64_t>> positions =
+      resolveIndices(op, indices, axis, size);
+  if (failed(positions))
+    return failure();
   Tensor result(updates.getKind(), resultShape);
   dispatchKind(updates.getKind(), [&](auto zero) {
     using T = decltype(zero);
@@ -165,7 +171,7 @@ FailureOr<Tensor> interpreter::scatterAdd(Operation *op, const Tensor &updates,
     std::vector<Acc> sums(result.getNumElements());
     const T *in = updates.getData<T>().data();
     for (int64_t o = 0; o < outer; ++o)
-      for (int64_t position : positions) {
+      for (int64_t position : *positions) {
         Acc *to = sums.data() + (o * size + position) * inner;
         for (int64_t i = 0; i < inner; ++i)
           to[i] = Add()(to[i], static_cast<Acc>(*in++));

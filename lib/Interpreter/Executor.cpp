@@ -163,6 +163,17 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
                         toArray<4>(poolOp.getPadding()),
                         toArray<2>(poolOp.getDilations()), countIncludePad};
   };
+  auto conv2dParams = [](auto convOp) {
+    return Conv2DParams{toArray<2>(convOp.getStrides()),
+                        toArray<4>(convOp.getPadding()),
+                        toArray<2>(convOp.getDilations()),
+                        static_cast<int64_t>(convOp.getGroups())};
+  };
+  auto resizeParams = [](auto resizeOp) {
+    return ResizeParams{resizeOp.getScales(), resizeOp.getMode(),
+                        resizeOp.getCoordinateMode(),
+                        resizeOp.getNearestMode()};
+  };
   auto loss = [&](auto lossOp, bool fromLogits) {
     return one(classificationLoss(
         op, operand(0), operand(1), lossOp.getReduction(),
@@ -297,27 +308,18 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
         return one(matmul(operand(0), operand(1), resultShape()));
       })
       .Case([&](Conv2DOp conv) {
-        Conv2DParams params{toArray<2>(conv.getStrides()),
-                            toArray<4>(conv.getPadding()),
-                            toArray<2>(conv.getDilations()),
-                            static_cast<int64_t>(conv.getGroups())};
+        Conv2DParams params = conv2dParams(conv);
         const Tensor *bias = conv.getBias() ? &in(conv.getBias()) : nullptr;
         return one(conv2d(operand(0), operand(1), bias, params, resultShape()));
       })
       .Case([&](ConvTranspose2DOp conv) {
-        Conv2DParams params{toArray<2>(conv.getStrides()),
-                            toArray<4>(conv.getPadding()),
-                            toArray<2>(conv.getDilations()),
-                            static_cast<int64_t>(conv.getGroups())};
+        Conv2DParams params = conv2dParams(conv);
         const Tensor *bias = conv.getBias() ? &in(conv.getBias()) : nullptr;
         return one(convTranspose2d(operand(0), operand(1), bias, params,
                                    resultShape()));
       })
       .Case([&](Conv2DFilterGradOp grad) {
-        Conv2DParams params{toArray<2>(grad.getStrides()),
-                            toArray<4>(grad.getPadding()),
-                            toArray<2>(grad.getDilations()),
-                            static_cast<int64_t>(grad.getGroups())};
+        Conv2DParams params = conv2dParams(grad);
         return one(
             conv2dFilterGrad(operand(0), operand(1), params, resultShape()));
       })
@@ -336,14 +338,10 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
             avgPool2dGrad(operand(0), pool2dParams(grad), resultShape()));
       })
       .Case([&](ResizeOp r) {
-        ResizeParams params{r.getScales(), r.getMode(), r.getCoordinateMode(),
-                            r.getNearestMode()};
-        return one(resize(operand(0), params, resultShape()));
+        return one(resize(operand(0), resizeParams(r), resultShape()));
       })
       .Case([&](ResizeGradOp r) {
-        ResizeParams params{r.getScales(), r.getMode(), r.getCoordinateMode(),
-                            r.getNearestMode()};
-        return one(resizeGrad(operand(0), params, resultShape()));
+        return one(resizeGrad(operand(0), resizeParams(r), resultShape()));
       })
 
       // Reductions and normalizations.

@@ -709,15 +709,24 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
+/// The shape of gathering `indices` along `axis` of `shape`: the indices'
+/// shape replaces that dimension (scatter_add's updates have it too).
+static SmallVector<int64_t> getGatheredShape(ArrayRef<int64_t> shape,
+                                             int64_t axis,
+                                             ArrayRef<int64_t> indices) {
+  SmallVector<int64_t> gathered(shape.take_front(axis));
+  llvm::append_range(gathered, indices);
+  llvm::append_range(gathered, shape.drop_front(axis + 1));
+  return gathered;
+}
+
 LogicalResult GatherOp::verify() {
   RankedTensorType inputType = getInput().getType();
   int64_t axis = getAxis();
   if (failed(verifyAxis(*this, axis, inputType.getRank(), "C1")))
     return failure();
-  ArrayRef<int64_t> in = inputType.getShape();
-  SmallVector<int64_t> expected(in.take_front(axis));
-  llvm::append_range(expected, getIndices().getType().getShape());
-  llvm::append_range(expected, in.drop_front(axis + 1));
+  SmallVector<int64_t> expected = getGatheredShape(
+      inputType.getShape(), axis, getIndices().getType().getShape());
   RankedTensorType resultType = getResult().getType();
   if (resultType.getShape() != ArrayRef<int64_t>(expected) ||
       resultType.getElementType() != inputType.getElementType())
@@ -755,10 +764,8 @@ LogicalResult ScatterAddOp::verify() {
   int64_t axis = getAxis();
   if (failed(verifyAxis(*this, axis, resultType.getRank(), "C1")))
     return failure();
-  ArrayRef<int64_t> out = resultType.getShape();
-  SmallVector<int64_t> expected(out.take_front(axis));
-  llvm::append_range(expected, getIndices().getType().getShape());
-  llvm::append_range(expected, out.drop_front(axis + 1));
+  SmallVector<int64_t> expected = getGatheredShape(
+      resultType.getShape(), axis, getIndices().getType().getShape());
   RankedTensorType updatesType = getUpdates().getType();
   if (updatesType.getShape() != ArrayRef<int64_t>(expected) ||
       updatesType.getElementType() != resultType.getElementType())
