@@ -9,7 +9,7 @@ a few hundred KB and is written in well under a second.
 
 The graph (opset 17) is a pre-LayerNorm GPT-2/Megatron-LM decoder:
 token embedding (Gather) + learned positions, L blocks of causal multi-head
-attention (MatMul, Split, Reshape, Transpose, Div, a Trilu/Where causal
+attention (MatMul for each of Q, K and V, Reshape, Transpose, Div, a Trilu/Where causal
 mask, Softmax) and a 4h MLP with GeLU (the Erf form, or the tanh
 approximation built from Mul/Add/Tanh), a final LayerNormalization, logits
 through the transposed token embedding (tied, as in Megatron-LM), and
@@ -92,7 +92,9 @@ def layer_parameter_shapes(config: GptConfig, i: int) -> List[tuple]:
     """(name, shape) of block i's parameters, in graph-input order."""
     h, p = config.hidden, "layers.%d." % i
     return [(p + "ln1.scale", [h]), (p + "ln1.bias", [h]),
-            (p + "attn.qkv.weight", [h, 3 * h]), (p + "attn.qkv.bias", [3 * h]),
+            (p + "attn.q.weight", [h, h]), (p + "attn.q.bias", [h]),
+            (p + "attn.k.weight", [h, h]), (p + "attn.k.bias", [h]),
+            (p + "attn.v.weight", [h, h]), (p + "attn.v.bias", [h]),
             (p + "attn.proj.weight", [h, h]), (p + "attn.proj.bias", [h]),
             (p + "ln2.scale", [h]), (p + "ln2.bias", [h]),
             (p + "mlp.fc.weight", [h, 4 * h]), (p + "mlp.fc.bias", [4 * h]),
@@ -170,9 +172,10 @@ def _block(b: _Builder, config: GptConfig, x: str, mask: str, i: int) -> str:
     eps = config.epsilon
     ln1 = b.op("LayerNormalization", [x, w + "ln1.scale", w + "ln1.bias"], p,
                axis=-1, epsilon=eps)
-    qkv = b.op("Add", [b.op("MatMul", [ln1, w + "attn.qkv.weight"], p),
-                       w + "attn.qkv.bias"], p)
-    q, k, v = b.op("Split", [qkv, "c.split3"], p, outputs=3, axis=-1)
+    # Separate projections (as GPT-NeoX and LLaMA export them), so that each
+    # splits by heads without re-laying out a fused [h, 3h] weight.
+    q, k, v = (b.op("Add", [b.op("MatMul", [ln1, w + "attn.%s.weight" % n], p),
+                            w + "attn.%s.bias" % n], p) for n in "qkv")
     heads = [b.op("Reshape", [t, "c.heads_shape"], p) for t in (q, k, v)]
     q = b.op("Transpose", [heads[0]], p, perm=[0, 2, 1, 3])  # [B, a, s, d]
     kt = b.op("Transpose", [heads[1]], p, perm=[0, 2, 3, 1])  # [B, a, d, s]
@@ -201,7 +204,6 @@ def build(config: GptConfig) -> onnx.ModelProto:
     B, s, h, a, V = config.batch, config.sequence, config.hidden, config.heads, config.vocab
     b = _Builder(_DTYPES[config.dtype])
     d = h // a
-    b.ints("c.split3", [h, h, h])
     b.ints("c.heads_shape", [B, s, a, d])
     b.ints("c.hidden_shape", [B, s, h])
     b.ints("c.mask_shape", [s, s])

@@ -102,7 +102,7 @@ def _torch_gpt(cfg, w, ids, labels):
     for i in range(cfg.layers):
         p = lambda n: w["layers.%d.%s" % (i, n)]  # noqa: E731
         y = F.layer_norm(x, (h,), p("ln1.scale"), p("ln1.bias"), cfg.epsilon)
-        q, k, v = (y @ p("attn.qkv.weight") + p("attn.qkv.bias")).split(h, dim=-1)
+        q, k, v = (y @ p("attn.%s.weight" % n) + p("attn.%s.bias" % n) for n in "qkv")
         q, k, v = (t.reshape(B, s, a, d).transpose(1, 2) for t in (q, k, v))
         scores = (q @ k.transpose(-1, -2)) / math.sqrt(d)
         scores = scores.masked_fill(~causal, -1e9)
@@ -156,7 +156,7 @@ def test_imported_matmul_flops_are_megatrons_count(tmp_path):
     assert r.returncode == 0, r.stderr
     flops = [int(m) for m in re.findall(r"dpc\.matmul [^\n]*dpc\.flops = (\d+)", r.stdout)]
     B, s, L, h, V = cfg.batch, cfg.sequence, cfg.layers, cfg.hidden, cfg.vocab
-    assert len(flops) == 6 * L + 1
+    assert len(flops) == 8 * L + 1  # Q, K, V, QK^T, AV, out, fc, proj; logits
     assert sum(flops) == 24 * B * s * L * h * h + 4 * B * s * s * L * h + 2 * B * s * h * V
 
 

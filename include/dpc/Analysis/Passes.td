@@ -1,7 +1,7 @@
 //===- Passes.td - Analysis test passes --------------------*- tablegen -*-===//
 //
-// The analyses (cost model, later the planner's) are tested through
-// `-test-…` passes that write their results onto ops as attributes.
+// The planner (`-dpc-plan`), and the `-test-…` passes through which the
+// analyses are tested: they write their results onto ops as attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +37,77 @@ def TestCostModel : Pass<"test-dpc-cost-model"> {
            "Device mesh AxB[xC], outer axes across nodes">,
     Option<"cluster", "cluster", "std::string", /*default=*/"\"h100-sxm\"",
            "A cluster preset or a cluster FILE.json">,
+  ];
+}
+
+def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
+  let summary = "Chooses the parallel plan of the training step on a mesh";
+  let description = [{
+    Plans `@forward_backward` (built by `dpc-opt --train`) on `mesh` of
+    `cluster`: data-, tensor- and pipeline-parallel degrees, each op's
+    tensor-parallel split from its sharding rule (an integer program solved
+    with CBC, once per repeated layer), pipeline stages, micro-batches,
+    schedule, recomputation and ZeRO stage, minimizing the cost model's
+    step time within `memory-limit` GiB per device (default: the device's
+    memory). `dp`, `tp` and `pp` fix degrees (0: free).
+
+    Writes `dpc.plan` (a dictionary) on the module, `dpc.sharding` (one
+    string per result, such as `"[dp, *, tp]"` or `"[dp, *] partial(tp)"`)
+    and `dpc.stage` on every forward op, and `dpc.sharding` on every
+    argument. `print-table` prints the plan's table to stdout; `report`
+    writes it as JSON. A request that cannot be met (degrees that do not
+    multiply to the mesh, a model that does not fit) fails with a message
+    that says which memory is short and by how much.
+  }];
+  let options = [
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"1\"",
+           "Device mesh AxB[xC], outer axes across nodes">,
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"h100-sxm\"",
+           "A cluster preset or a cluster FILE.json">,
+    Option<"memoryLimit", "memory-limit", "double", /*default=*/"0",
+           "GiB per device (0: the device's capacity)">,
+    Option<"dataParallel", "dp", "int64_t", /*default=*/"0",
+           "Data-parallel degree (0: chosen)">,
+    Option<"tensorParallel", "tp", "int64_t", /*default=*/"0",
+           "Tensor-parallel degree (0: chosen)">,
+    Option<"pipelineParallel", "pp", "int64_t", /*default=*/"0",
+           "Pipeline stages (0: chosen)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the plan as JSON to this file">,
+    Option<"printTable", "print-table", "bool", /*default=*/"false",
+           "Print the plan's table to stdout">,
+  ];
+}
+
+def TestLayerSegments : Pass<"test-dpc-layer-segments", "::mlir::ModuleOp"> {
+  let summary = "Annotates the forward pass with its segments and repeats";
+  let description = [{
+    Writes on every forward op of `@forward_backward` its segment
+    (`dpc.segment`) and, for ops that repeat an earlier layer, the segment
+    of the op they stand for (`dpc.repeats_segment`); on the function, the
+    regions as `dpc.regions = [[first, period, repeats], ...]`.
+  }];
+}
+
+def TestShardingIlp : Pass<"test-dpc-sharding-ilp", "::mlir::ModuleOp"> {
+  let summary = "Solves the intra-op problem by ILP and by enumeration";
+  let description = [{
+    Builds the intra-op sharding problem of `@forward_backward` for a stage
+    of `dp` x `tp` devices and micro-batches of `micro-batch` samples per
+    replica on `cluster`, with memory priced at `memory-price` times the
+    fastest choice's time per byte, and solves it with CBC and, when it has
+    at most 10^6 choices, by trying every choice. Writes
+    `dpc.ilp_objective`, `dpc.exhaustive_objective` (seconds, six
+    significant digits) and `dpc.search_space` on the function, and the
+    ILP's `dpc.sharding` on every forward op.
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"h100-sxm\"",
+           "A cluster preset or a cluster FILE.json">,
+    Option<"dataParallel", "dp", "int64_t", /*default=*/"1", "">,
+    Option<"tensorParallel", "tp", "int64_t", /*default=*/"2", "">,
+    Option<"microBatch", "micro-batch", "int64_t", /*default=*/"1", "">,
+    Option<"memoryPrice", "memory-price", "double", /*default=*/"0", "">,
   ];
 }
 

@@ -51,12 +51,13 @@ LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
   StringRef name = attribute.getName().strref();
   if (name != kParamAttrName && name != kStateAttrName &&
       name != kInputAttrName && name != kOptStateAttrName &&
-      name != kHyperAttrName)
+      name != kHyperAttrName && name != kShardingAttrName)
     return op->emitError("unknown dpc argument attribute '") << name << "'";
   if (!isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")
            << name << "' must hold the tensor's name as a string";
-  if (name == kInputAttrName || name == kHyperAttrName)
+  if (name == kInputAttrName || name == kHyperAttrName ||
+      name == kShardingAttrName)
     return success();
   // Parameters and state are floating-point tensors: they are updated by
   // the optimizer or by running statistics.

@@ -7,6 +7,8 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -133,4 +135,235 @@ ShardingRule LogSoftmaxOp::getShardingRule() {
 ShardingRule LayerNormOp::getShardingRule() {
   return getNormalizationRule(*this, getAxis(),
                               getInput().getType().getRank() - 1);
+}
+
+/// A factor per dimension of `shape`, all of kind `kind`.
+static SmallVector<int64_t> addFactors(ShardingRule &rule,
+                                       ArrayRef<int64_t> shape,
+                                       FactorKind kind) {
+  SmallVector<int64_t> factors;
+  for (int64_t size : shape)
+    factors.push_back(rule.addFactor(size, kind));
+  return factors;
+}
+
+// Dimensions are grouped where the products of input and result sizes
+// agree. Inside a group, splitting the outermost dimension of either side
+// into t contiguous blocks splits the other side's outermost one the same
+// way (when t divides both), so the two share a factor of their common
+// divisor's size; the inner dimensions of a group must stay whole.
+ShardingRule ReshapeOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> in = getShape(getInput()), out = getShape(getResult());
+  SmallVector<int64_t> inFactors(in.size(), ShardingRule::kNoFactor);
+  SmallVector<int64_t> outFactors(out.size(), ShardingRule::kNoFactor);
+  size_t i = 0, o = 0;
+  while (i < in.size() || o < out.size()) {
+    // Size-1 dimensions are in no group.
+    if (i < in.size() && in[i] == 1) {
+      ++i;
+      continue;
+    }
+    if (o < out.size() && out[o] == 1) {
+      ++o;
+      continue;
+    }
+    if (i == in.size() || o == out.size())
+      break;
+    size_t groupIn = i, groupOut = o;
+    int64_t inProduct = in[i++], outProduct = out[o++];
+    while (inProduct != outProduct) {
+      if (inProduct < outProduct)
+        inProduct *= in[i++];
+      else
+        outProduct *= out[o++];
+    }
+    int64_t major = rule.addFactor(std::gcd(in[groupIn], out[groupOut]),
+                                   FactorKind::Parallel);
+    inFactors[groupIn] = major;
+    outFactors[groupOut] = major;
+    for (size_t d = groupIn + 1; d < i; ++d)
+      inFactors[d] = rule.addFactor(in[d], FactorKind::NeedReplication);
+    for (size_t d = groupOut + 1; d < o; ++d)
+      outFactors[d] = rule.addFactor(out[d], FactorKind::NeedReplication);
+  }
+  rule.addOperand(inFactors);
+  rule.addResult(outFactors);
+  return rule;
+}
+
+// The pieces of a split (and the inputs of a concat) begin at different
+// offsets of the axis, so the axis must stay whole; the other dimensions
+// are shared and parallel.
+ShardingRule SplitOp::getShardingRule() {
+  ShardingRule rule;
+  int64_t axis = getAxis();
+  ArrayRef<int64_t> shape = getShape(getInput());
+  SmallVector<int64_t> factors;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    factors.push_back(rule.addFactor(
+        size, static_cast<int64_t>(dim) == axis ? FactorKind::NeedReplication
+                                                : FactorKind::Parallel));
+  rule.addOperand(factors);
+  SmallVector<int64_t> pieceFactors = factors;
+  pieceFactors[axis] = ShardingRule::kNoFactor;
+  for (unsigned i = 0; i < getNumResults(); ++i)
+    rule.addResult(pieceFactors);
+  return rule;
+}
+
+ShardingRule ConcatOp::getShardingRule() {
+  ShardingRule rule;
+  int64_t axis = getAxis();
+  SmallVector<int64_t> factors;
+  for (auto [dim, size] : llvm::enumerate(getShape(getResult())))
+    factors.push_back(rule.addFactor(
+        size, static_cast<int64_t>(dim) == axis ? FactorKind::NeedReplication
+                                                : FactorKind::Parallel));
+  SmallVector<int64_t> inputFactors = factors;
+  inputFactors[axis] = ShardingRule::kNoFactor;
+  for (unsigned i = 0; i < getInputs().size(); ++i)
+    rule.addOperand(inputFactors);
+  rule.addResult(factors);
+  return rule;
+}
+
+// Dimensions the slice takes whole are shared; the others must stay whole
+// in the input and are not split in the result.
+ShardingRule SliceOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> shape = getShape(getInput());
+  SmallVector<int64_t> inFactors, outFactors;
+  for (auto [dim, size] : llvm::enumerate(shape)) {
+    bool whole = getStart()[dim] == 0 && getLimit()[dim] == size &&
+                 getStride()[dim] == 1;
+    int64_t factor = rule.addFactor(size, whole ? FactorKind::Parallel
+                                                : FactorKind::NeedReplication);
+    inFactors.push_back(factor);
+    outFactors.push_back(whole ? factor : ShardingRule::kNoFactor);
+  }
+  rule.addOperand(inFactors);
+  rule.addResult(outFactors);
+  return rule;
+}
+
+// Splitting the gathered axis gives each device the rows it owns: it looks
+// up the indices that fall in them and leaves zeros elsewhere, so the
+// result is a partial sum (Megatron-LM's vocabulary-parallel embedding).
+ShardingRule GatherOp::getShardingRule() {
+  ShardingRule rule;
+  int64_t axis = getAxis();
+  ArrayRef<int64_t> input = getShape(getInput());
+  SmallVector<int64_t> inFactors, outFactors;
+  for (int64_t dim = 0; dim < axis; ++dim)
+    inFactors.push_back(rule.addFactor(input[dim], FactorKind::Parallel));
+  outFactors = inFactors;
+  inFactors.push_back(rule.addFactor(input[axis], FactorKind::Reduction));
+  SmallVector<int64_t> indexFactors =
+      addFactors(rule, getShape(getIndices()), FactorKind::Parallel);
+  outFactors.append(indexFactors);
+  for (int64_t size : input.drop_front(axis + 1)) {
+    int64_t factor = rule.addFactor(size, FactorKind::Parallel);
+    inFactors.push_back(factor);
+    outFactors.push_back(factor);
+  }
+  rule.addOperand(inFactors);
+  rule.addOperand(indexFactors);
+  rule.addResult(outFactors);
+  return rule;
+}
+
+// Samples are parallel when the losses stay per sample and summed away
+// when they are reduced; the class dimension must stay whole.
+static ShardingRule getLossRule(Operation *op, LossReduction reduction) {
+  ShardingRule rule;
+  ArrayRef<int64_t> input = getShape(op->getOperand(0));
+  FactorKind sampleKind = reduction == LossReduction::none
+                              ? FactorKind::Parallel
+                              : FactorKind::Reduction;
+  SmallVector<int64_t> inFactors, sampleFactors;
+  for (auto [dim, size] : llvm::enumerate(input)) {
+    int64_t factor = rule.addFactor(
+        size, dim == 1 ? FactorKind::NeedReplication : sampleKind);
+    inFactors.push_back(factor);
+    if (dim != 1)
+      sampleFactors.push_back(factor);
+  }
+  rule.addOperand(inFactors);
+  rule.addOperand(sampleFactors);
+  rule.addResult(reduction == LossReduction::none ? sampleFactors
+                                                  : SmallVector<int64_t>());
+  return rule;
+}
+
+ShardingRule SoftmaxCrossEntropyOp::getShardingRule() {
+  return getLossRule(*this, getReduction());
+}
+
+ShardingRule NllLossOp::getShardingRule() {
+  return getLossRule(*this, getReduction());
+}
+
+// Samples and output channels are parallel; input channels are summed
+// (unless grouped); a window reads neighbouring pixels, so the spatial
+// dimensions stay whole.
+ShardingRule Conv2DOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> input = getShape(getInput());
+  ArrayRef<int64_t> filter = getShape(getFilter());
+  bool grouped = getGroups() != 1;
+  int64_t n = rule.addFactor(input[0], FactorKind::Parallel);
+  int64_t f = rule.addFactor(filter[0], grouped ? FactorKind::NeedReplication
+                                                : FactorKind::Parallel);
+  int64_t c = rule.addFactor(input[1], grouped ? FactorKind::NeedReplication
+                                               : FactorKind::Reduction);
+  int64_t h = rule.addFactor(input[2], FactorKind::NeedReplication);
+  int64_t w = rule.addFactor(input[3], FactorKind::NeedReplication);
+  int64_t kh = rule.addFactor(filter[2], FactorKind::NeedReplication);
+  int64_t kw = rule.addFactor(filter[3], FactorKind::NeedReplication);
+  rule.addOperand({n, c, h, w});
+  rule.addOperand(
+      {f, grouped ? rule.addFactor(filter[1], FactorKind::NeedReplication) : c,
+       kh, kw});
+  if (getBias())
+    rule.addOperand({f});
+  rule.addResult({n, f, ShardingRule::kNoFactor, ShardingRule::kNoFactor});
+  return rule;
+}
+
+/// Samples and channels are parallel; the window's spatial dimensions stay
+/// whole.
+static ShardingRule getPoolRule(Operation *op) {
+  ShardingRule rule;
+  ArrayRef<int64_t> input = getShape(op->getOperand(0));
+  int64_t n = rule.addFactor(input[0], FactorKind::Parallel);
+  int64_t c = rule.addFactor(input[1], FactorKind::Parallel);
+  int64_t h = rule.addFactor(input[2], FactorKind::NeedReplication);
+  int64_t w = rule.addFactor(input[3], FactorKind::NeedReplication);
+  rule.addOperand({n, c, h, w});
+  rule.addResult({n, c, ShardingRule::kNoFactor, ShardingRule::kNoFactor});
+  return rule;
+}
+
+ShardingRule MaxPool2DOp::getShardingRule() { return getPoolRule(*this); }
+ShardingRule AvgPool2DOp::getShardingRule() { return getPoolRule(*this); }
+
+// Channels are independent. Training-mode statistics are taken over every
+// other dimension, so those stay whole: splitting the batch would change
+// the numbers unless the statistics are reduced across devices.
+ShardingRule BatchNormOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> input = getShape(getInput());
+  SmallVector<int64_t> factors;
+  for (auto [dim, size] : llvm::enumerate(input))
+    factors.push_back(rule.addFactor(size, dim == 1
+                                               ? FactorKind::Parallel
+                                               : FactorKind::NeedReplication));
+  rule.addOperand(factors);
+  for (unsigned i = 1; i < getOperation()->getNumOperands(); ++i)
+    rule.addOperand({factors[1]});
+  rule.addResult(factors);
+  for (unsigned i = 1; i < getOperation()->getNumResults(); ++i)
+    rule.addResult({factors[1]});
+  return rule;
 }

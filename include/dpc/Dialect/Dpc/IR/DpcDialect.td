@@ -59,6 +59,9 @@ def Dpc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptStateAttrName = "dpc.opt_state";
     /// Argument attribute of a training hyperparameter ("lr", "step").
     static constexpr ::llvm::StringLiteral kHyperAttrName = "dpc.hyper";
+    /// Argument attribute of the planner: how the argument is split over
+    /// the stage mesh ("[dp, *, tp]"); ops carry one per result.
+    static constexpr ::llvm::StringLiteral kShardingAttrName = "dpc.sharding";
   }];
 }
 

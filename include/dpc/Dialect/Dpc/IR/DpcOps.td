@@ -257,7 +257,8 @@ def Dpc_MatmulOp : Dpc_Op<"matmul", [Dpc_Differentiable, Pure,
 }
 
 def Dpc_Conv2DOp : Dpc_Op<"conv2d", [Dpc_Differentiable, Pure,
-    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "2-D convolution, NCHW input and OIHW filter";
   let description = [{
     Cross-correlates `input` (N, C, H, W) with `filter` (F, C / groups, KH,
@@ -407,7 +408,8 @@ def Dpc_Conv2DFilterGradOp : Dpc_Op<"conv2d_filter_grad", [Pure,
 
 class Dpc_Pool2DOp<string mnemonic, string combine>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Pure,
-        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+        DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "2-D " # combine # " pooling over NCHW windows";
   let description = [{
     Takes the }] # combine # [{ of each `kernel_shape` window of `input` (N,
@@ -584,7 +586,8 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var",
                    "new_running_mean", "new_running_var"]>,
-    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Batch normalization over the channel dimension";
   let description = [{
     Normalizes each channel (dimension 1) of `input` and applies `scale` and
@@ -619,7 +622,8 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Dpc_ReshapeOp : Dpc_Op<"reshape", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_ReshapeOp : Dpc_Op<"reshape", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Same elements in row-major order, another shape";
   let description = [{
     Constraints:
@@ -670,7 +674,8 @@ def Dpc_TransposeOp : Dpc_Op<"transpose", [Dpc_Differentiable, Pure, CostOpInter
   let hasVerifier = 1;
 }
 
-def Dpc_ConcatOp : Dpc_Op<"concat", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_ConcatOp : Dpc_Op<"concat", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Joins tensors along one axis";
   let description = [{
     Constraints:
@@ -687,7 +692,8 @@ def Dpc_ConcatOp : Dpc_Op<"concat", [Dpc_Differentiable, Pure, CostOpInterface]>
   let hasVerifier = 1;
 }
 
-def Dpc_SliceOp : Dpc_Op<"slice", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_SliceOp : Dpc_Op<"slice", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "A strided box of a tensor";
   let description = [{
     Takes, along each dimension `d`, the indices `start[d], start[d] +
@@ -706,7 +712,8 @@ def Dpc_SliceOp : Dpc_Op<"slice", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Dpc_SplitOp : Dpc_Op<"split", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_SplitOp : Dpc_Op<"split", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Cuts a tensor into consecutive pieces along one axis";
   let description = [{
     The sizes of the pieces are those of the results along `axis`.
@@ -724,7 +731,8 @@ def Dpc_SplitOp : Dpc_Op<"split", [Dpc_Differentiable, Pure, CostOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Dpc_GatherOp : Dpc_Op<"gather", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_GatherOp : Dpc_Op<"gather", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Picks slices of a tensor by index (ONNX Gather, embedding)";
   let description = [{
     `result[p..., q..., s...] = input[p..., indices[q...], s...]` where `p`
@@ -829,7 +837,7 @@ def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure,
 
 class Dpc_LossOp<string mnemonic, string semantics>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
-                        CostOpInterface]> {
+                        CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let description = [{
     }] # semantics # [{ `input` has shape `[N, C, d...]` (C classes) and
     `labels` shape `[N, d...]`. Samples whose label is `ignore_index` add

@@ -1,0 +1,89 @@
+//===- ReshardingCost.h - Shardings and the time to change them -*- C++ -*-===//
+//
+// A stage of a plan runs on a data-parallel x tensor-parallel mesh; a
+// tensor's sharding says which of those two axes split each dimension and
+// over which axes the tensor is a pending partial sum. Changing sharding
+// costs one collective per axis that changes: reduce a partial sum
+// (all-reduce, or reduce-scatter into a split), gather a split (all-gather),
+// move a split to another dimension (all-to-all); taking a slice of a
+// replicated tensor is free.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_ANALYSIS_COSTMODEL_RESHARDINGCOST_H
+#define DPC_ANALYSIS_COSTMODEL_RESHARDINGCOST_H
+
+#include "dpc/Analysis/CostModel/Cluster.h"
+#include "dpc/Analysis/CostModel/CommunicationCost.h"
+
+#include <string>
+
+namespace mlir::dpc {
+
+/// The two axes of a stage's mesh, as bits.
+enum StageAxis : unsigned { kDataAxis = 1, kTensorAxis = 2 };
+
+/// The mesh one pipeline stage runs on: `dataParallel` x `tensorParallel`
+/// devices, tensor-parallel innermost (neighbouring device ids), within a
+/// mesh of `stages` such blocks.
+class StageMesh {
+public:
+  StageMesh(int64_t stages, int64_t dataParallel, int64_t tensorParallel,
+            const Cluster &cluster);
+
+  int64_t getStages() const { return stages; }
+  int64_t getDataParallel() const { return dataParallel; }
+  int64_t getTensorParallel() const { return tensorParallel; }
+  int64_t getAxisSize(StageAxis axis) const {
+    return axis == kDataAxis ? dataParallel : tensorParallel;
+  }
+  const GroupPlacement &getGroup(StageAxis axis) const {
+    return axis == kDataAxis ? dataGroup : tensorGroup;
+  }
+  /// Two devices in neighbouring stages.
+  const GroupPlacement &getStageGroup() const { return stageGroup; }
+  const Cluster &getCluster() const { return *cluster; }
+
+private:
+  int64_t stages, dataParallel, tensorParallel;
+  GroupPlacement dataGroup, tensorGroup, stageGroup;
+  const Cluster *cluster;
+};
+
+/// How one tensor lies on a stage mesh.
+struct TensorSharding {
+  /// Per dimension, the StageAxis bits that split it (both: data-parallel
+  /// major).
+  SmallVector<unsigned, 4> dims;
+  /// StageAxis bits over which the tensor is a partial sum.
+  unsigned partial = 0;
+
+  static TensorSharding replicated(unsigned rank) {
+    return {SmallVector<unsigned, 4>(rank, 0), 0};
+  }
+  /// The dimension `axis` splits, or -1.
+  int64_t getSplitDim(StageAxis axis) const;
+  /// Devices one element is spread over: product of the splitting axes.
+  int64_t getShards(const StageMesh &mesh) const;
+  /// `[dp, *, tp]`, `[*, *] partial(tp)`, `[dp+tp, *]`.
+  std::string str() const;
+
+  bool operator==(const TensorSharding &other) const {
+    return dims == other.dims && partial == other.partial;
+  }
+};
+
+/// Seconds to turn a tensor of `bytes` bytes (whole, unsharded) laid out
+/// as `from` into `to` on `mesh`: per axis, the collective the change
+/// needs over that axis's group, with the fastest algorithm.
+double getReshardingTime(double bytes, const TensorSharding &from,
+                         const TensorSharding &to, const StageMesh &mesh);
+
+/// Same, over one axis only.
+double getReshardingTime(double bytes, const TensorSharding &from,
+                         const TensorSharding &to, const StageMesh &mesh,
+                         StageAxis axis);
+
+} // namespace mlir::dpc
+
+#endif // DPC_ANALYSIS_COSTMODEL_RESHARDINGCOST_H

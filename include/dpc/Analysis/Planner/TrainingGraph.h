@@ -1,0 +1,71 @@
+//===- TrainingGraph.h - The forward pass the planner splits ----*- C++ -*-===//
+//
+// The planner decides how to split the forward pass of `@forward_backward`
+// (the backward pass mirrors it): its ops in order, its parameters and
+// inputs, and which forward values the backward pass reads, so that stored
+// activations come from the IR's own liveness.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_ANALYSIS_PLANNER_TRAININGGRAPH_H
+#define DPC_ANALYSIS_PLANNER_TRAININGGRAPH_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <string>
+
+namespace mlir::dpc {
+
+class TrainingGraph {
+public:
+  /// Reads `@forward_backward` of `module`; fails with `error` when there
+  /// is none (the step was not built) or it has no batch input.
+  static FailureOr<TrainingGraph> get(ModuleOp module, std::string &error);
+
+  func::FuncOp getFunction() const { return func; }
+  /// Forward ops in program order.
+  ArrayRef<Operation *> getForwardOps() const { return forwardOps; }
+  /// Ops of the backward pass.
+  ArrayRef<Operation *> getBackwardOps() const { return backwardOps; }
+  bool isForward(Operation *op) const { return forwardSet.contains(op); }
+  bool isStoredForBackward(Value value) const {
+    return stored.contains(value);
+  }
+  bool isParameter(Value value) const;
+  bool isInput(Value value) const;
+  /// The global batch: dimension 0 of the inputs.
+  int64_t getBatchSize() const { return batchSize; }
+  /// Dimension of `value` that is the batch, or -1 (propagated from the
+  /// inputs through the ops' sharding rules).
+  int64_t getBatchDim(Value value) const {
+    return batchDims.lookup_or(value, -1);
+  }
+  /// The factor of `op`'s sharding rule that runs over the batch, or -1.
+  int64_t getBatchFactor(Operation *op) const {
+    return batchFactors.lookup_or(op, -1);
+  }
+  /// Bytes per element of the master copy, gradient and optimizer state of
+  /// each parameter (from @train_step's optimizer-state arguments).
+  double getModelStateBytesPerParameter() const { return stateBytes; }
+  double getParameterBytes() const { return parameterBytes; }
+  double getGradientBytes() const { return gradientBytes; }
+  double getOptimizerBytes() const { return optimizerBytes; }
+
+private:
+  func::FuncOp func;
+  SmallVector<Operation *> forwardOps, backwardOps;
+  llvm::DenseSet<Operation *> forwardSet;
+  llvm::DenseSet<Value> stored;
+  llvm::DenseMap<Value, int64_t> batchDims;
+  llvm::DenseMap<Operation *, int64_t> batchFactors;
+  int64_t batchSize = 1;
+  double stateBytes = 0, parameterBytes = 4, gradientBytes = 4,
+         optimizerBytes = 0;
+};
+
+} // namespace mlir::dpc
+
+#endif // DPC_ANALYSIS_PLANNER_TRAININGGRAPH_H

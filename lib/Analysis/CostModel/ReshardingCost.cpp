@@ -1,0 +1,93 @@
+//===- ReshardingCost.cpp - Collectives between two shardings -------------===//
+
+#include "dpc/Analysis/CostModel/ReshardingCost.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+StageMesh::StageMesh(int64_t stages, int64_t dataParallel,
+                     int64_t tensorParallel, const Cluster &cluster)
+    : stages(stages), dataParallel(dataParallel),
+      tensorParallel(tensorParallel), cluster(&cluster) {
+  Mesh mesh({stages, dataParallel, tensorParallel});
+  stageGroup = getGroupPlacement(mesh, {0}, cluster);
+  stageGroup.size = std::min<int64_t>(stageGroup.size, 2);
+  dataGroup = getGroupPlacement(mesh, {1}, cluster);
+  tensorGroup = getGroupPlacement(mesh, {2}, cluster);
+}
+
+int64_t TensorSharding::getSplitDim(StageAxis axis) const {
+  for (auto [dim, axes] : llvm::enumerate(dims))
+    if (axes & axis)
+      return dim;
+  return -1;
+}
+
+int64_t TensorSharding::getShards(const StageMesh &mesh) const {
+  int64_t shards = 1;
+  for (StageAxis axis : {kDataAxis, kTensorAxis})
+    if (getSplitDim(axis) >= 0)
+      shards *= mesh.getAxisSize(axis);
+  return shards;
+}
+
+std::string TensorSharding::str() const {
+  auto names = [](unsigned axes) -> std::string {
+    if (axes == (kDataAxis | kTensorAxis))
+      return "dp+tp";
+    if (axes == kDataAxis)
+      return "dp";
+    if (axes == kTensorAxis)
+      return "tp";
+    return "*";
+  };
+  std::string text = "[";
+  for (auto [i, axes] : llvm::enumerate(dims))
+    text += (i ? ", " : "") + names(axes);
+  text += "]";
+  if (partial)
+    text += " partial(" + names(partial) + ")";
+  return text;
+}
+
+double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
+                                    const TensorSharding &to,
+                                    const StageMesh &mesh, StageAxis axis) {
+  if (mesh.getAxisSize(axis) == 1)
+    return 0.0;
+  StageAxis other = axis == kDataAxis ? kTensorAxis : kDataAxis;
+  // Bytes one device holds when `axis` does not split the tensor.
+  auto localWithout = [&](const TensorSharding &sharding) {
+    return sharding.getSplitDim(other) >= 0 ? bytes / mesh.getAxisSize(other)
+                                            : bytes;
+  };
+  int64_t fromDim = from.getSplitDim(axis), toDim = to.getSplitDim(axis);
+  CollectiveKind kind;
+  double collectiveBytes;
+  if (from.partial & axis) {
+    if (to.partial & axis)
+      return 0.0;
+    kind = toDim >= 0 ? CollectiveKind::ReduceScatter
+                      : CollectiveKind::AllReduce;
+    collectiveBytes = localWithout(from);
+  } else if (fromDim == toDim || fromDim < 0) {
+    // Unchanged, or a slice of a replicated tensor.
+    return 0.0;
+  } else if (toDim < 0) {
+    kind = CollectiveKind::AllGather;
+    collectiveBytes = localWithout(to);
+  } else {
+    kind = CollectiveKind::AllToAll;
+    collectiveBytes = localWithout(from) / mesh.getAxisSize(axis);
+  }
+  return getBestCollective(kind, collectiveBytes, mesh.getGroup(axis),
+                           mesh.getCluster())
+      .time;
+}
+
+double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
+                                    const TensorSharding &to,
+                                    const StageMesh &mesh) {
+  return getReshardingTime(bytes, from, to, mesh, kDataAxis) +
+         getReshardingTime(bytes, from, to, mesh, kTensorAxis);
+}

@@ -1,0 +1,72 @@
+//===- PlanPass.cpp - The -dpc-plan pass ----------------------------------===//
+
+#include "dpc/Analysis/Passes.h"
+#include "dpc/Analysis/Planner/PlanReport.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+namespace mlir::dpc {
+#define GEN_PASS_DEF_PLAN
+#include "dpc/Analysis/Passes.h.inc"
+} // namespace mlir::dpc
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
+  using PlanBase::PlanBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string error;
+    FailureOr<Mesh> parsedMesh = Mesh::parse(mesh, error);
+    FailureOr<Cluster> parsedCluster = failure();
+    if (succeeded(parsedMesh))
+      parsedCluster = resolveCluster(cluster, error);
+    FailureOr<TrainingGraph> graph = failure();
+    if (succeeded(parsedCluster))
+      graph = TrainingGraph::get(module, error);
+    if (failed(graph)) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+    if (memoryLimit < 0 || dataParallel < 0 || tensorParallel < 0 ||
+        pipelineParallel < 0) {
+      module.emitError("memory-limit, dp, tp and pp must not be negative");
+      return signalPassFailure();
+    }
+    LayerSegmentation segmentation(*graph);
+    PlannerOptions options;
+    options.devices = parsedMesh->getNumDevices();
+    options.cluster = *parsedCluster;
+    options.memoryLimit = memoryLimit * 1024.0 * 1024.0 * 1024.0;
+    options.dataParallel = dataParallel;
+    options.tensorParallel = tensorParallel;
+    options.pipelineParallel = pipelineParallel;
+    FailureOr<Plan> plan =
+        planTraining(*graph, segmentation, options, error);
+    if (failed(plan)) {
+      module.emitError(error);
+      return signalPassFailure();
+    }
+    PlanContext context{parsedMesh->str(), parsedCluster->name};
+    if (!report.empty()) {
+      std::string openError;
+      std::unique_ptr<llvm::ToolOutputFile> file =
+          openOutputFile(report, &openError);
+      if (!file) {
+        module.emitError("cannot write the plan report: ") << openError;
+        return signalPassFailure();
+      }
+      file->os() << llvm::formatv(
+          "{0:2}\n", getPlanJson(*plan, *graph, segmentation, context));
+      file->keep();
+    }
+    if (printTable)
+      printPlanTable(*plan, *graph, segmentation, context, llvm::outs());
+    annotatePlan(module, *plan, *graph, segmentation, context);
+  }
+};
+} // namespace

@@ -1,0 +1,482 @@
+//===- Calibrate.cpp - dpc-run --calibrate: measure this host -------------===//
+//
+// Forks the ranks, has every rank run each probe at the same time (as the
+// ranks of a training job would: cores share caches, memory bandwidth and
+// the loopback stack), and turns what they measured into a Cluster:
+//
+//   peak f32/f64      best single-thread OpenBLAS GEMM, slowest rank
+//   memory bandwidth  best STREAM triad, slowest rank
+//   intra-node link   alpha-beta fit of Gloo's ring all-reduce
+//   inter-node link   the cpu-host preset's (one host has no second node)
+//
+//===----------------------------------------------------------------------===//
+
+#include "Calibrate.h"
+
+#include "GlooCommunicator.h"
+#include "HostBenchmarks.h"
+#include "LocalRanks.h"
+
+#include "dpc/Analysis/CostModel/Cluster.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+/// How long a rank waits for its peers (connecting, each barrier and
+/// collective) before it gives up: far longer than any step takes.
+static constexpr std::chrono::seconds kCommunicatorTimeout(30);
+
+static void reportError(const Twine &message) {
+  llvm::errs() << "dpc-run: calibration: " << message << "\n";
+}
+
+static LogicalResult fail(const Twine &message) {
+  reportError(message);
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// What to measure
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The probes' sizes and time budgets.
+struct Plan {
+  SmallVector<int64_t, 4> gemmSizes;
+  double gemmSecondsPerSize;
+  size_t triadBytesPerArray;
+  double triadSeconds;
+  SmallVector<size_t> allReduceBytes;
+  int warmups;
+  int iterations;
+  /// When the parent stops waiting for the ranks.
+  std::chrono::seconds deadline;
+};
+} // namespace
+
+static Plan getPlan(bool quick) {
+  Plan plan;
+  // OpenBLAS reaches its single-core peak by n = 512-1024; larger sizes only
+  // take longer.
+  plan.gemmSizes = quick ? SmallVector<int64_t, 4>{128, 256, 512}
+                         : SmallVector<int64_t, 4>{256, 512, 1024};
+  plan.gemmSecondsPerSize = quick ? 0.1 : 0.8;
+  // 3 x 64 MiB is several times any L3 of this class of machine (32 MiB).
+  plan.triadBytesPerArray = 64 << 20;
+  plan.triadSeconds = quick ? 0.3 : 2.0;
+  // Powers of two from one float up: small messages pin the latency, large
+  // ones the bandwidth.
+  size_t largest = quick ? 1 << 20 : 16 << 20;
+  for (size_t bytes = 4; bytes <= largest; bytes *= 2)
+    plan.allReduceBytes.push_back(bytes);
+  plan.warmups = quick ? 2 : 3;
+  plan.iterations = quick ? 10 : 25;
+  // Well past a normal run (about 2 s quick, 12 s otherwise) and past the
+  // ranks' own communicator timeout.
+  plan.deadline = std::chrono::seconds(quick ? 60 : 120);
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// One rank
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What one rank measured.
+struct RankMeasurements {
+  double gemmF32 = 0.0;
+  double gemmF64 = 0.0;
+  double triad = 0.0;
+  /// Seconds of each timed all-reduce: size-major, then iteration.
+  std::vector<double> allReduceSeconds;
+};
+} // namespace
+
+/// The measurements as raw doubles, for the pipe to the parent.
+static std::string encode(const RankMeasurements &m) {
+  std::vector<double> values = {m.gemmF32, m.gemmF64, m.triad};
+  values.insert(values.end(), m.allReduceSeconds.begin(),
+                m.allReduceSeconds.end());
+  return std::string(reinterpret_cast<const char *>(values.data()),
+                     values.size() * sizeof(double));
+}
+
+static bool decode(const std::string &bytes, const Plan &plan,
+                   RankMeasurements &m) {
+  size_t timings = plan.allReduceBytes.size() * plan.iterations;
+  if (bytes.size() != (3 + timings) * sizeof(double))
+    return false;
+  std::vector<double> values(3 + timings);
+  std::memcpy(values.data(), bytes.data(), bytes.size());
+  m.gemmF32 = values[0];
+  m.gemmF64 = values[1];
+  m.triad = values[2];
+  m.allReduceSeconds.assign(values.begin() + 3, values.end());
+  return true;
+}
+
+/// The body of rank `rank`: connect, run every probe in step with the other
+/// ranks, and put the encoded measurements in `result`.
+static bool measureRank(int rank, const CalibrationOptions &options,
+                        const Plan &plan, const std::string &storeDir,
+                        std::string &result) {
+  auto failRank = [&](const Twine &what) {
+    llvm::errs() << "dpc-run: calibration: rank " << rank << ": " << what
+                 << "\n";
+    return false;
+  };
+  if (rank == options.failRank)
+    return failRank("failing on purpose (--calibrate-fail-rank)");
+  std::string error;
+  std::unique_ptr<GlooCommunicator> comm =
+      GlooCommunicator::connect(rank, options.ranks, storeDir, "127.0.0.1",
+                                kCommunicatorTimeout, error);
+  if (!comm)
+    return failRank("cannot connect over Gloo: " + error);
+
+  RankMeasurements m;
+  if (!comm->barrier(error))
+    return failRank("barrier: " + error);
+  m.gemmF32 =
+      measureGemmFlops(GemmType::F32, plan.gemmSizes, plan.gemmSecondsPerSize);
+  if (!comm->barrier(error))
+    return failRank("barrier: " + error);
+  m.gemmF64 =
+      measureGemmFlops(GemmType::F64, plan.gemmSizes, plan.gemmSecondsPerSize);
+  if (!comm->barrier(error))
+    return failRank("barrier: " + error);
+  m.triad = measureTriadBandwidth(plan.triadBytesPerArray, plan.triadSeconds);
+
+  for (size_t bytes : plan.allReduceBytes) {
+    std::vector<float> data(bytes / sizeof(float), 1.0f);
+    for (int i = 0; i < plan.warmups + plan.iterations; ++i) {
+      // Start together, so that a rank's time is the collective's, not the
+      // wait for a late peer; what skew remains is real in training too.
+      if (!comm->barrier(error))
+        return failRank("barrier: " + error);
+      double begin = getMonotonicSeconds();
+      if (!comm->allReduceSum(data, error))
+        return failRank("all-reduce of " + Twine(bytes) + " bytes: " + error);
+      double seconds = getMonotonicSeconds() - begin;
+      // A wrong sum would make every timing meaningless.
+      if (i == 0 && (data.front() != options.ranks ||
+                     data.back() != options.ranks))
+        return failRank("all-reduce of " + Twine(bytes) + " bytes summed " +
+                        Twine(options.ranks) + " ones to " +
+                        Twine(data.front()));
+      if (i >= plan.warmups)
+        m.allReduceSeconds.push_back(seconds);
+    }
+  }
+  result = encode(m);
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// From timings to a cluster
+//===----------------------------------------------------------------------===//
+
+static double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid]
+                           : (values[mid - 1] + values[mid]) / 2;
+}
+
+/// For each message size, the median over iterations of the slowest rank's
+/// time: a collective is done when its last rank is.
+static std::vector<double>
+getAllReduceTimes(ArrayRef<RankMeasurements> ranks, const Plan &plan) {
+  std::vector<double> times;
+  for (size_t s = 0; s < plan.allReduceBytes.size(); ++s) {
+    std::vector<double> slowest(plan.iterations, 0.0);
+    for (const RankMeasurements &rank : ranks)
+      for (int i = 0; i < plan.iterations; ++i)
+        slowest[i] = std::max(slowest[i],
+                              rank.allReduceSeconds[s * plan.iterations + i]);
+    times.push_back(median(std::move(slowest)));
+  }
+  return times;
+}
+
+namespace {
+/// The ring all-reduce model t = 2(n-1) alpha + 2(n-1)/n S beta, the one
+/// CommunicationCost.cpp prices all-reduces with.
+struct RingFit {
+  double alpha = 0.0;
+  double beta = 0.0;
+  /// Largest |model - measured| / measured over the sizes.
+  double maxRelativeError = 0.0;
+};
+} // namespace
+
+/// Least squares on relative error (weights 1/t^2): plain least squares
+/// would fit the large messages and leave the latency to noise, while every
+/// size here should be predicted to within the same fraction.
+static FailureOr<RingFit> fitRing(ArrayRef<size_t> bytes,
+                                  ArrayRef<double> seconds, int ranks,
+                                  std::string &error) {
+  double n = ranks;
+  double a = 2 * (n - 1);
+  double saa = 0, sab = 0, sbb = 0, sat = 0, sbt = 0;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    double b = 2 * (n - 1) / n * static_cast<double>(bytes[i]);
+    double w = 1 / (seconds[i] * seconds[i]);
+    saa += w * a * a;
+    sab += w * a * b;
+    sbb += w * b * b;
+    sat += w * a * seconds[i];
+    sbt += w * b * seconds[i];
+  }
+  RingFit fit;
+  double det = saa * sbb - sab * sab;
+  fit.alpha = (sat * sbb - sbt * sab) / det;
+  fit.beta = (saa * sbt - sab * sat) / det;
+  // A negative latency fits noise; refit the bandwidth alone.
+  if (!(fit.alpha >= 0)) {
+    fit.alpha = 0;
+    fit.beta = sbt / sbb;
+  }
+  if (!(fit.beta > 0) || !std::isfinite(fit.beta)) {
+    error = "all-reduce times do not grow with the message size; no "
+            "bandwidth to fit";
+    return failure();
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    double model =
+        a * fit.alpha + 2 * (n - 1) / n * static_cast<double>(bytes[i]) *
+                            fit.beta;
+    fit.maxRelativeError = std::max(fit.maxRelativeError,
+                                    std::abs(model - seconds[i]) / seconds[i]);
+  }
+  return fit;
+}
+
+/// `value` to three significant digits: the runs vary by more than 1%, so
+/// further digits would be noise.
+static double roundToSignificant(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3g", value);
+  return std::strtod(text, nullptr);
+}
+
+static double getPhysicalMemory() {
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) *
+         static_cast<double>(::sysconf(_SC_PAGE_SIZE));
+}
+
+static Cluster buildCluster(ArrayRef<RankMeasurements> ranks,
+                            const RingFit &fit) {
+  // The slowest rank bounds every synchronous step.
+  auto slowest = [&](double RankMeasurements::*field) {
+    double value = ranks.front().*field;
+    for (const RankMeasurements &rank : ranks)
+      value = std::min(value, rank.*field);
+    return roundToSignificant(value);
+  };
+  Cluster c;
+  c.name = "cpu-host-calibrated";
+  c.devicesPerNode = ranks.size();
+  DeviceSpec &device = c.device;
+  device.peakFlops[static_cast<unsigned>(NumericType::F64)] =
+      slowest(&RankMeasurements::gemmF64);
+  device.peakFlops[static_cast<unsigned>(NumericType::F32)] =
+      slowest(&RankMeasurements::gemmF32);
+  // The CPU has no bf16/f16 arithmetic: kernels convert to f32 and multiply
+  // there, at the f32 rate.
+  device.peakFlops[static_cast<unsigned>(NumericType::BF16)] =
+      device.peakFlops[static_cast<unsigned>(NumericType::F32)];
+  device.peakFlops[static_cast<unsigned>(NumericType::F16)] =
+      device.peakFlops[static_cast<unsigned>(NumericType::F32)];
+  // The ranks share the host's memory (cgroup limits are not consulted).
+  device.memoryCapacity =
+      roundToSignificant(getPhysicalMemory() / c.devicesPerNode);
+  device.memoryBandwidth = slowest(&RankMeasurements::triad);
+  // beta includes Gloo's reduction arithmetic: it is the all-reduce's
+  // achieved bandwidth, which is what the cost model prices.
+  c.intraNode = {roundToSignificant(1 / fit.beta),
+                 roundToSignificant(fit.alpha)};
+  // One host has no second node to measure against.
+  c.interNode = getClusterPreset("cpu-host")->interNode;
+  // Every peak above is what real kernels reached (the best GEMM, the best
+  // triad, the collective's own bandwidth), so no fraction of it is lost.
+  c.efficiency = {1.0, 1.0, 1.0};
+  return c;
+}
+
+//===----------------------------------------------------------------------===//
+// Output
+//===----------------------------------------------------------------------===//
+
+/// Where the temporary file for `path` is made: beside it, so that the
+/// final rename stays on one file system.
+static std::string getTemporaryModel(StringRef path) {
+  return (path + ".tmp-%%%%%%").str();
+}
+
+/// Fails now, before the measurements, when `path` cannot be written.
+static LogicalResult checkWritable(StringRef path) {
+  if (llvm::sys::fs::is_directory(path))
+    return fail("cannot write '" + path + "': it is a directory");
+  int fd;
+  SmallString<128> probe;
+  if (std::error_code error = llvm::sys::fs::createUniqueFile(
+          getTemporaryModel(path), fd, probe))
+    return fail("cannot write '" + path + "': " + error.message());
+  ::close(fd);
+  llvm::sys::fs::remove(probe);
+  return success();
+}
+
+/// Writes `text` to a temporary file beside `path`, then renames it over
+/// `path`: the file is complete or absent.
+static LogicalResult writeWhole(StringRef path, StringRef text) {
+  int fd;
+  SmallString<128> temporary;
+  if (std::error_code error = llvm::sys::fs::createUniqueFile(
+          getTemporaryModel(path), fd, temporary))
+    return fail("cannot write '" + path + "': " + error.message());
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      std::string message = os.error().message();
+      os.clear_error();
+      llvm::sys::fs::remove(temporary);
+      return fail("cannot write '" + path + "': " + message);
+    }
+  }
+  if (std::error_code error = llvm::sys::fs::rename(temporary, path)) {
+    llvm::sys::fs::remove(temporary);
+    return fail("cannot write '" + path + "': " + error.message());
+  }
+  return success();
+}
+
+static std::string formatBytes(size_t bytes) {
+  if (bytes >= (1 << 20))
+    return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1 << 10))
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+static void printSummary(const Cluster &c, const Plan &plan,
+                         const RingFit &fit, double seconds) {
+  auto fixed = [](double value, int decimals) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+    return std::string(text);
+  };
+  const DeviceSpec &d = c.device;
+  llvm::errs()
+      << "dpc-run: calibrated this host with " << c.devicesPerNode
+      << " ranks in " << fixed(seconds, 1) << " s (figures per rank, every "
+      << "rank measuring at once)\n"
+      << "  GEMM, 1 thread (OpenBLAS):  f32 "
+      << fixed(d.getPeakFlops(NumericType::F32) / 1e9, 1) << " GFLOP/s, f64 "
+      << fixed(d.getPeakFlops(NumericType::F64) / 1e9, 1)
+      << " GFLOP/s (bf16/f16 run as f32)\n"
+      << "  memory (STREAM triad):      "
+      << fixed(d.memoryBandwidth / 1e9, 1) << " GB/s\n"
+      << "  all-reduce (Gloo ring, TCP loopback, "
+      << formatBytes(plan.allReduceBytes.front()) << " to "
+      << formatBytes(plan.allReduceBytes.back())
+      << "): latency " << fixed(c.intraNode.latency * 1e6, 1) << " us, "
+      << fixed(c.intraNode.bandwidth / 1e9, 2)
+      << " GB/s per link (model within "
+      << fixed(fit.maxRelativeError * 100, 0) << "% at every size)\n"
+      << "  inter-node link: the cpu-host preset's, not measured\n";
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
+  if (options.ranks < 2)
+    return fail("--calibrate-ranks must be at least 2 (a collective needs "
+                "peers), got " +
+                Twine(options.ranks));
+  if (options.failRank >= options.ranks)
+    return fail("--calibrate-fail-rank=" + Twine(options.failRank) +
+                " is not a rank of " + Twine(options.ranks));
+  if (!options.outputPath.empty() &&
+      failed(checkWritable(options.outputPath)))
+    return failure();
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 0 && options.ranks > cpus)
+    llvm::errs() << "dpc-run: calibration: note: " << options.ranks
+                 << " ranks on " << cpus
+                 << " CPUs share cores; per-rank figures will be low\n";
+
+  Plan plan = getPlan(options.quick);
+  SmallString<128> storeDir;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("dpc-calibrate", storeDir))
+    return fail("cannot create a rendezvous directory: " + error.message());
+  std::string store = storeDir.str().str();
+
+  useSingleThreadedBlas();
+  // The ranks inherit unflushed output.
+  llvm::outs().flush();
+  llvm::errs().flush();
+  double start = getMonotonicSeconds();
+  std::string error;
+  FailureOr<std::vector<std::string>> results = runLocalRanks(
+      options.ranks, plan.deadline,
+      [&](int rank, std::string &result) {
+        return measureRank(rank, options, plan, store, result);
+      },
+      error);
+  double seconds = getMonotonicSeconds() - start;
+  llvm::sys::fs::remove_directories(storeDir);
+  if (failed(results))
+    return fail(error);
+
+  std::vector<RankMeasurements> ranks(options.ranks);
+  for (int r = 0; r < options.ranks; ++r)
+    if (!decode((*results)[r], plan, ranks[r]))
+      return fail("rank " + Twine(r) + " sent " +
+                  Twine((*results)[r].size()) +
+                  " bytes of results, not what was expected");
+
+  std::vector<double> times = getAllReduceTimes(ranks, plan);
+  FailureOr<RingFit> fit =
+      fitRing(plan.allReduceBytes, times, options.ranks, error);
+  if (failed(fit))
+    return fail(error);
+  Cluster cluster = buildCluster(ranks, *fit);
+
+  // Check the file with the reader that will load it, before writing it.
+  std::string json = printClusterJson(cluster);
+  if (failed(parseClusterJson(json, "calibration", error)))
+    return fail("the measurements do not make a valid cluster: " + error);
+  printSummary(cluster, plan, *fit, seconds);
+  if (options.outputPath.empty()) {
+    llvm::outs() << json;
+    llvm::outs().flush();
+    return success();
+  }
+  if (failed(writeWhole(options.outputPath, json)))
+    return failure();
+  llvm::errs() << "  wrote " << options.outputPath << "\n";
+  return success();
+}

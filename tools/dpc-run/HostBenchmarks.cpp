@@ -1,0 +1,103 @@
+//===- HostBenchmarks.cpp - GEMM and memory-bandwidth probes --------------===//
+//
+// Each probe keeps the best of its timed runs: on a shared machine the
+// slower runs measure whoever else was using the core, not the core.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostBenchmarks.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <chrono>
+#include <type_traits>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+// Declared here as well as in OpenBLAS's cblas.h: Debian's cblas.h may be
+// another BLAS's (update-alternatives), and the library linked is OpenBLAS.
+extern "C" void openblas_set_num_threads(int numThreads);
+
+double mlir::dpc::getMonotonicSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void mlir::dpc::useSingleThreadedBlas() { openblas_set_num_threads(1); }
+
+/// Keeps the compiler from dropping stores nobody reads back.
+static void clobberMemory(const void *data) {
+  asm volatile("" : : "r"(data) : "memory");
+}
+
+/// Runs `step` once untimed, then until `seconds` have passed and at least
+/// three timed runs are in; returns the shortest run.
+template <typename Step>
+static double timeBestOf(double seconds, Step step) {
+  step();
+  double best = 0.0;
+  double start = getMonotonicSeconds();
+  for (int run = 0;; ++run) {
+    double begin = getMonotonicSeconds();
+    step();
+    double elapsed = getMonotonicSeconds() - begin;
+    if (run == 0 || elapsed < best)
+      best = elapsed;
+    if (run >= 2 && getMonotonicSeconds() - start >= seconds)
+      return best;
+  }
+}
+
+template <typename T>
+static double measureGemm(int64_t n, double seconds) {
+  size_t elements = static_cast<size_t>(n * n);
+  // Values of order one, so that no operand is denormal or zero.
+  std::vector<T> a(elements), b(elements), c(elements);
+  for (size_t i = 0; i < elements; ++i) {
+    a[i] = static_cast<T>(1.0 + static_cast<double>(i % 7) / 8);
+    b[i] = static_cast<T>(1.0 - static_cast<double>(i % 5) / 8);
+  }
+  auto step = [&] {
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f,
+                  a.data(), n, b.data(), n, 0.0f, c.data(), n);
+    else
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0,
+                  a.data(), n, b.data(), n, 0.0, c.data(), n);
+  };
+  double best = timeBestOf(seconds, step);
+  return 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+         static_cast<double>(n) / best;
+}
+
+double mlir::dpc::measureGemmFlops(GemmType type, ArrayRef<int64_t> sizes,
+                                   double secondsPerSize) {
+  double best = 0.0;
+  for (int64_t n : sizes)
+    best = std::max(best, type == GemmType::F32
+                              ? measureGemm<float>(n, secondsPerSize)
+                              : measureGemm<double>(n, secondsPerSize));
+  return best;
+}
+
+double mlir::dpc::measureTriadBandwidth(size_t bytesPerArray, double seconds) {
+  size_t n = bytesPerArray / sizeof(double);
+  // Constructing the arrays touches every page, so page faults are not
+  // timed.
+  std::vector<double> a(n, 0.0), b(n, 1.0), c(n, 2.0);
+  double *__restrict out = a.data();
+  const double *__restrict x = b.data();
+  const double *__restrict y = c.data();
+  const double scalar = 3.0;
+  auto step = [&] {
+    for (size_t i = 0; i < n; ++i)
+      out[i] = x[i] + scalar * y[i];
+    clobberMemory(out);
+  };
+  double best = timeBestOf(seconds, step);
+  return 3.0 * sizeof(double) * static_cast<double>(n) / best;
+}
