@@ -33,8 +33,10 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       return signalPassFailure();
     }
     if (memoryLimit < 0 || dataParallel < 0 || tensorParallel < 0 ||
-        pipelineParallel < 0) {
-      module.emitError("memory-limit, dp, tp and pp must not be negative");
+        pipelineParallel < 0 || exposedTensorComm < 0 ||
+        exposedTensorComm > 1) {
+      module.emitError("memory-limit, dp, tp and pp must not be negative, "
+                       "and exposed-tp-comm must be within [0, 1]");
       return signalPassFailure();
     }
     LayerSegmentation segmentation(*graph);
@@ -45,6 +47,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.dataParallel = dataParallel;
     options.tensorParallel = tensorParallel;
     options.pipelineParallel = pipelineParallel;
+    options.exposedTensorComm = exposedTensorComm;
     FailureOr<Plan> plan =
         planTraining(*graph, segmentation, options, error);
     if (failed(plan)) {

@@ -76,6 +76,10 @@ def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",
            "Print the plan's table to stdout">,
+    Option<"exposedTensorComm", "exposed-tp-comm", "double",
+           /*default=*/"0.5",
+           "Part of each tensor-parallel collective left exposed after "
+           "overlapping it with the neighbouring contraction">,
   ];
 }
 

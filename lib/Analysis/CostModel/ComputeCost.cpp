@@ -45,14 +45,22 @@ ComputeEstimate mlir::dpc::getOpComputeEstimate(Operation *op,
   auto cost = dyn_cast<CostOpInterface>(op);
   if (!cost)
     return {};
+  return getOpComputeEstimate(op, cost.getBytesAccessed(), cluster, shards);
+}
+
+ComputeEstimate mlir::dpc::getOpComputeEstimate(Operation *op, double bytes,
+                                                const Cluster &cluster,
+                                                double shards) {
+  auto cost = dyn_cast<CostOpInterface>(op);
+  if (!cost)
+    return {};
   Type type;
   if (op->getNumResults())
     type = op->getResult(0).getType();
   else if (op->getNumOperands())
     type = op->getOperand(0).getType();
   NumericType numeric = type ? getNumericTypeOf(type) : NumericType::F32;
-  return getRooflineEstimate(cost.getFlops() / shards,
-                             cost.getBytesAccessed() / shards, numeric,
+  return getRooflineEstimate(cost.getFlops() / shards, bytes / shards, numeric,
                              cluster);
 }
 

@@ -108,65 +108,70 @@ mlir::dpc::solveWithIlp(const ShardingProblem &problem,
   }
 
   if (!reduced.edges.empty()) {
-    std::unique_ptr<Cbc_Model, CbcModelDeleter> model(Cbc_newModel());
-    Cbc_setLogLevel(model.get(), 0);
-    Cbc_setMaximumSeconds(model.get(), timeLimit);
-    // Column of each node's first strategy.
+    // Columns: each node's strategies, then each edge's pairs; rows: each
+    // node's "one strategy", then each edge's two marginals. Built as one
+    // column-major matrix, which CBC loads at once.
     SmallVector<int> firstColumn(problem.nodes.size(), -1);
-    int columns = 0;
+    SmallVector<SmallVector<std::pair<int, double>, 3>> entries;
+    SmallVector<double> objective, rowBound;
+    SmallVector<char> integer;
     for (auto [v, cost] : llvm::enumerate(reduced.cost)) {
       if (!inEdge[v])
         continue;
-      firstColumn[v] = columns;
+      int row = rowBound.size();
+      rowBound.push_back(1.0);
+      firstColumn[v] = objective.size();
       for (double c : cost) {
-        Cbc_addCol(model.get(), "", 0.0, 1.0, c, 1, 0, nullptr, nullptr);
-        ++columns;
+        entries.push_back({{row, 1.0}});
+        objective.push_back(c);
+        integer.push_back(1);
       }
-    }
-    for (auto [v, cost] : llvm::enumerate(reduced.cost)) {
-      if (!inEdge[v])
-        continue;
-      SmallVector<int> cols;
-      SmallVector<double> ones(cost.size(), 1.0);
-      for (unsigned s = 0; s < cost.size(); ++s)
-        cols.push_back(firstColumn[v] + s);
-      Cbc_addRow(model.get(), "", cols.size(), cols.data(), ones.data(), 'E',
-                 1.0);
     }
     for (auto &[ends, matrix] : reduced.edges) {
       auto [a, b] = ends;
       unsigned nA = reduced.cost[a].size(), nB = reduced.cost[b].size();
-      int firstPair = columns;
-      for (double c : matrix) {
-        Cbc_addCol(model.get(), "", 0.0, 1.0, c, 0, 0, nullptr, nullptr);
-        ++columns;
-      }
       // sum_j y_ij - x_ai = 0 and sum_i y_ij - x_bj = 0.
-      for (unsigned i = 0; i < nA; ++i) {
-        SmallVector<int> cols;
-        SmallVector<double> coefs;
+      int rowsA = rowBound.size(), rowsB = rowsA + nA;
+      rowBound.append(nA + nB, 0.0);
+      for (unsigned i = 0; i < nA; ++i)
+        entries[firstColumn[a] + i].push_back({rowsA + int(i), -1.0});
+      for (unsigned j = 0; j < nB; ++j)
+        entries[firstColumn[b] + j].push_back({rowsB + int(j), -1.0});
+      for (unsigned i = 0; i < nA; ++i)
         for (unsigned j = 0; j < nB; ++j) {
-          cols.push_back(firstPair + i * nB + j);
-          coefs.push_back(1.0);
+          entries.push_back({{rowsA + int(i), 1.0}, {rowsB + int(j), 1.0}});
+          objective.push_back(matrix[i * nB + j]);
+          integer.push_back(0);
         }
-        cols.push_back(firstColumn[a] + i);
-        coefs.push_back(-1.0);
-        Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(),
-                   'E', 0.0);
-      }
-      for (unsigned j = 0; j < nB; ++j) {
-        SmallVector<int> cols;
-        SmallVector<double> coefs;
-        for (unsigned i = 0; i < nA; ++i) {
-          cols.push_back(firstPair + i * nB + j);
-          coefs.push_back(1.0);
-        }
-        cols.push_back(firstColumn[b] + j);
-        coefs.push_back(-1.0);
-        Cbc_addRow(model.get(), "", cols.size(), cols.data(), coefs.data(),
-                   'E', 0.0);
-      }
     }
+    SmallVector<CoinBigIndex> starts = {0};
+    SmallVector<int> rows;
+    SmallVector<double> coefficients;
+    for (const auto &column : entries) {
+      for (auto [row, value] : column) {
+        rows.push_back(row);
+        coefficients.push_back(value);
+      }
+      starts.push_back(rows.size());
+    }
+    SmallVector<double> lower(objective.size(), 0.0),
+        upper(objective.size(), 1.0);
+    std::unique_ptr<Cbc_Model, CbcModelDeleter> model(Cbc_newModel());
+    Cbc_setLogLevel(model.get(), 0);
+    Cbc_setMaximumSeconds(model.get(), timeLimit);
+    // The relaxation is tight: its root solution is almost always
+    // integral, so cut generation and preprocessing cost more than they
+    // save.
+    Cbc_setParameter(model.get(), "cuts", "off");
+    Cbc_setParameter(model.get(), "preprocess", "off");
+    Cbc_setParameter(model.get(), "heuristicsOnOff", "off");
+    Cbc_loadProblem(model.get(), objective.size(), rowBound.size(),
+                    starts.data(), rows.data(), coefficients.data(), lower.data(),
+                    upper.data(), objective.data(), rowBound.data(),
+                    rowBound.data());
+    for (auto [column, isInteger] : llvm::enumerate(integer))
+      if (isInteger)
+        Cbc_setInteger(model.get(), column);
     Cbc_solve(model.get());
     const double *values = Cbc_getColSolution(model.get());
     if (Cbc_isProvenInfeasible(model.get()) || !values ||

@@ -68,14 +68,17 @@ public:
         cluster(options.cluster) {
     memoryLimit = options.memoryLimit > 0 ? options.memoryLimit
                                           : cluster.device.memoryCapacity;
+    // The backward pass of each op costs what the IR's backward pass costs
+    // relative to its forward, in FLOPs (about 2: a data and a weight
+    // gradient per contraction).
     double forward = 0.0, backward = 0.0;
-    for (Operation *op : graph.getForwardOps()) {
-      forward += getOpComputeEstimate(op, cluster).time;
+    for (Operation *op : graph.getForwardOps())
       if (auto costed = dyn_cast<CostOpInterface>(op))
-        modelFlops += 3 * costed.getFlops();
-    }
+        forward += costed.getFlops();
     for (Operation *op : graph.getBackwardOps())
-      backward += getOpComputeEstimate(op, cluster).time;
+      if (auto costed = dyn_cast<CostOpInterface>(op))
+        backward += costed.getFlops();
+    modelFlops = 3 * forward;
     backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
   }
 
@@ -167,23 +170,30 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     return costs[i].computeTime * recomputeFactor +
            costs[i].communicationTime * (variant.recompute ? 1.5 : 1.0);
   };
-  auto sendTime = [&](unsigned last) {
-    if (p == 1 || last + 1 >= n)
-      return 0.0;
+  // Per segment: its time and the send after it; prefix sums of memory.
+  SmallVector<double> times(n), sends(n, 0.0);
+  SmallVector<double> elementSum(n + 1, 0.0), activationSum(n + 1, 0.0),
+      checkpointSum(n + 1, 0.0);
+  for (unsigned i = 0; i < n; ++i) {
+    times[i] = segmentTime(i);
     // The activation forward and its gradient backward, per chunk.
-    return 2.0 * variant.chunks *
-           getBestCollective(CollectiveKind::SendRecv, costs[last].outputBytes,
-                             mesh.getStageGroup(), cluster)
-               .time;
-  };
+    if (p > 1 && i + 1 < n)
+      sends[i] = 2.0 * variant.chunks *
+                 getBestCollective(CollectiveKind::SendRecv,
+                                   costs[i].outputBytes, mesh.getStageGroup(),
+                                   cluster)
+                     .time;
+    elementSum[i + 1] = elementSum[i] + costs[i].parameterElements;
+    activationSum[i + 1] = activationSum[i] + costs[i].activationBytes;
+    checkpointSum[i + 1] = checkpointSum[i] + costs[i].outputBytes;
+  }
+  auto sendTime = [&](unsigned last) { return sends[last]; };
   auto memoryOf = [&](unsigned first, unsigned end, unsigned stage) {
-    double elements = 0, activations = 0, checkpoints = 0, largest = 0;
-    for (unsigned i = first; i < end; ++i) {
-      elements += costs[i].parameterElements;
-      activations += costs[i].activationBytes;
-      checkpoints += costs[i].outputBytes;
-      largest = std::max(largest, costs[i].activationBytes);
-    }
+    double elements = elementSum[end] - elementSum[first];
+    double largest = 0;
+    if (variant.recompute)
+      for (unsigned i = first; i < end; ++i)
+        largest = std::max(largest, costs[i].activationBytes);
     double inFlight = getMicroBatchesInFlight(variant.schedule, p, stage,
                                               microBatches, variant.chunks);
     MemoryBreakdown memory;
@@ -192,9 +202,10 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     memory.gradients = elements * graph.getGradientBytes() / (z >= 2 ? d : 1);
     memory.optimizerState =
         elements * graph.getOptimizerBytes() / (z >= 1 ? d : 1);
-    memory.activations = variant.recompute
-                             ? inFlight * checkpoints + largest
-                             : inFlight * activations;
+    memory.activations =
+        variant.recompute
+            ? inFlight * (checkpointSum[end] - checkpointSum[first]) + largest
+            : inFlight * (activationSum[end] - activationSum[first]);
     return memory;
   };
   double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
@@ -210,7 +221,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       unsigned end = first;
       double time = 0.0;
       while (end < n && n - end - 1 >= p - stage - 1) {
-        double next = time + segmentTime(end);
+        double next = time + times[end];
         if (end > first && (next + sendTime(end) > bound ||
                             memoryOf(first, end + 1, stage).getTotal() > limit))
           break;
@@ -237,8 +248,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   StageFit result;
   double lo = 0.0, hi = 0.0;
   for (unsigned i = 0; i < n; ++i) {
-    lo = std::max(lo, segmentTime(i));
-    hi += segmentTime(i) + sendTime(i);
+    lo = std::max(lo, times[i]);
+    hi += times[i] + sends[i];
   }
   SmallVector<unsigned> ends;
   bool feasible = fill(hi, ends) && stageOk(ends);
@@ -276,6 +287,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       plan.communicationTime +=
           costs[i].communicationTime * (variant.recompute ? 1.5 : 1.0);
       plan.parameters += costs[i].parameters;
+      plan.perStepTime += costs[i].perStepTime;
       elements += costs[i].parameterElements;
     }
     plan.memory = memoryOf(first, end, stage);
@@ -328,7 +340,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   result.bubbleTime = pipelined - microBatches * slowest;
   double exposed = 0.0;
   for (const StagePlan &stage : result.stages)
-    exposed = std::max(exposed, stage.exposedGradientSyncTime);
+    exposed = std::max(exposed,
+                       stage.exposedGradientSyncTime + stage.perStepTime);
   result.stepTime = pipelined + exposed + result.optimizerTime;
   result.feasible = feasible;
   return result;
@@ -404,12 +417,14 @@ FailureOr<Plan> Search::run(std::string &error) {
       StageMesh mesh(pp, dp, tp, cluster);
       for (int64_t microBatch : getDivisors(batch / dp)) {
         int64_t microBatches = batch / dp / microBatch;
-        // More than 64 samples per replica per micro-batch never helps a
-        // step whose ops scale linearly with the batch.
-        if (microBatch > 64 && microBatches > 1)
+        // Micro-batches of powers of two up to 64 samples per replica (and
+        // the whole replica batch): larger ones only add memory to ops
+        // that scale linearly with the batch.
+        bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
+        if (microBatch > 64 || (!powerOfTwo && microBatches > 1))
           continue;
         ShardingSpace space(graph, segmentation, mesh, microBatch,
-                            backwardFactor);
+                            backwardFactor, options.exposedTensorComm);
         bool solverFailed = false;
         ArrayRef<SmallVector<unsigned>> choices =
             getChoices(space, tp, dp, microBatch, error, solverFailed);

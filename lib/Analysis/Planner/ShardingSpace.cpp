@@ -26,9 +26,10 @@ std::string ShardingSpace::Strategy::describe(Operation *op) const {
 ShardingSpace::ShardingSpace(const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
                              const StageMesh &mesh, int64_t microBatchSize,
-                             double backwardFactor)
+                             double backwardFactor, double exposedTensorComm)
     : graph(graph), segmentation(segmentation), mesh(mesh),
-      microBatchSize(microBatchSize), backwardFactor(backwardFactor) {
+      microBatchSize(microBatchSize), backwardFactor(backwardFactor),
+      exposedTensorComm(exposedTensorComm) {
   batchScale = double(microBatchSize * mesh.getDataParallel()) /
                double(graph.getBatchSize());
 
@@ -99,9 +100,11 @@ double ShardingSpace::getEdgeTime(Value value, const TensorSharding &from,
                                   bool tensorAxisOnly) const {
   double bytes = getValueBytes(value);
   // The backward pass runs the dual collective on the gradient: as long.
-  if (tensorAxisOnly)
-    return 2 * getReshardingTime(bytes, from, to, mesh, kTensorAxis);
-  return 2 * getReshardingTime(bytes, from, to, mesh);
+  double time = exposedTensorComm *
+                getReshardingTime(bytes, from, to, mesh, kTensorAxis);
+  if (!tensorAxisOnly)
+    time += getReshardingTime(bytes, from, to, mesh, kDataAxis);
+  return 2 * time;
 }
 
 std::optional<unsigned> ShardingSpace::getNode(Operation *op) const {
@@ -243,12 +246,15 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
   SmallVector<StrategyMemory> memory;
   for (Strategy &s : options) {
     double shards = (s.dataFactor >= 0 ? d : 1) * (s.tensorFactor >= 0 ? t : 1);
-    s.time = getOpComputeEstimate(op, cluster, shards / scale).time *
+    s.time = getOpComputeEstimate(op, graph.getFusedBytes(op), cluster,
+                                  shards / scale)
+                 .time *
              backwardFactor;
     for (auto [j, result] : llvm::enumerate(op->getResults()))
       if (graph.isStoredForBackward(result))
         s.activationBytes +=
             getValueBytes(result) / s.results[j].getShards(mesh);
+    s.oncePerStep = !touchesBatch;
     time.push_back(s.time);
     memory.push_back({0.0, s.activationBytes});
   }
@@ -283,7 +289,7 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
   auto addOp = [&](Operation *op, SegmentCost &cost) {
     unsigned node = *getNode(segmentation.getRepresentative(op));
     const Strategy &s = strategies[node][choice[node]];
-    cost.computeTime += s.time;
+    (s.oncePerStep ? cost.perStepTime : cost.computeTime) += s.time;
     cost.activationBytes += s.activationBytes;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       if (isConstant(operand))

@@ -5,6 +5,8 @@
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
+#include "mlir/IR/Matchers.h"
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -67,6 +69,32 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
       if (Operation *def = operand.getDefiningOp())
         if (graph.forwardSet.contains(def))
           graph.stored.insert(operand);
+
+  graph.fusedTraffic = std::make_shared<FusedTraffic>(
+      func.getBody().front(),
+      [&](Operation *op) { return graph.forwardSet.contains(op); },
+      [&](Value value) { return graph.stored.contains(value); });
+  // What the backward pass recomputes (attention scores) is not stored.
+  for (Value value : llvm::to_vector(graph.stored))
+    if (graph.fusedTraffic->isRecomputed(value))
+      graph.stored.erase(value);
+  // Nor is a pointwise result computable from what is stored: the fused
+  // backward kernel recomputes it (a GeLU's intermediates from its input).
+  llvm::DenseSet<Value> recomputable;
+  auto available = [&](Value value) {
+    return isa<BlockArgument>(value) || graph.stored.contains(value) ||
+           recomputable.contains(value) ||
+           matchPattern(value, m_Constant());
+  };
+  for (Operation *op : graph.forwardOps) {
+    if (!FusedTraffic::isPointwise(op) ||
+        !llvm::all_of(op->getOperands(), available))
+      continue;
+    for (Value result : op->getResults()) {
+      graph.stored.erase(result);
+      recomputable.insert(result);
+    }
+  }
 
   bool haveBatch = false;
   for (BlockArgument arg : func.getArguments()) {

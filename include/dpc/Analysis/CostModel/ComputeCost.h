@@ -46,6 +46,11 @@ NumericType getNumericTypeOf(Type type);
 ComputeEstimate getOpComputeEstimate(Operation *op, const Cluster &cluster,
                                      double shards = 1.0);
 
+/// Same, with the op's memory traffic given (as FusedTraffic counts it).
+ComputeEstimate getOpComputeEstimate(Operation *op, double bytes,
+                                     const Cluster &cluster,
+                                     double shards = 1.0);
+
 /// Model FLOPs of one training step of a GPT (Megatron-LM's formula, no
 /// recomputation): 72 B s L h^2 (1 + s / (6h) + V / (12 L h)).
 double getGptModelFlops(double batch, double sequence, double layers,

@@ -32,6 +32,11 @@ struct PlannerOptions {
   int64_t dataParallel = 0, tensorParallel = 0, pipelineParallel = 0;
   /// Tensor parallelism beyond one node is not searched unless asked for.
   bool tensorParallelAcrossNodes = false;
+  /// Part of each tensor-parallel collective on the critical path: the
+  /// partitioner splits it into chunks overlapped with the contraction
+  /// next to it, leaving the first and last exposed (as Megatron-LM's
+  /// --tp-comm-overlap does).
+  double exposedTensorComm = 0.5;
   /// Seconds CBC may spend on one integer program.
   double ilpTimeLimit = 10.0;
 };
@@ -44,6 +49,8 @@ struct StagePlan {
   double computeTime = 0.0;
   /// Seconds per micro-batch of tensor-parallel collectives.
   double communicationTime = 0.0;
+  /// Seconds once per step of ops on parameters alone (weight casts).
+  double perStepTime = 0.0;
   /// Seconds per step of the data-parallel gradient reduction, and the
   /// part of it the backward pass does not hide.
   double gradientSyncTime = 0.0, exposedGradientSyncTime = 0.0;

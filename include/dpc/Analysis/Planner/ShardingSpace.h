@@ -21,10 +21,14 @@ namespace mlir::dpc {
 
 class ShardingSpace {
 public:
-  /// `backwardFactor` multiplies forward time into forward + backward.
+  /// `backwardFactor` multiplies forward time into forward + backward;
+  /// `exposedTensorComm` is the part of each tensor-parallel collective
+  /// left on the critical path once it is overlapped with the contraction
+  /// next to it.
   ShardingSpace(const TrainingGraph &graph,
                 const LayerSegmentation &segmentation, const StageMesh &mesh,
-                int64_t microBatchSize, double backwardFactor);
+                int64_t microBatchSize, double backwardFactor,
+                double exposedTensorComm = 1.0);
 
   struct Strategy {
     /// Factors split by the data and tensor axes (-1: none).
@@ -32,6 +36,9 @@ public:
     SmallVector<TensorSharding, 3> operands, results;
     /// Seconds per micro-batch, forward and backward.
     double time = 0.0;
+    /// Ops that do not touch the batch (casts and transposes of weights)
+    /// run once per step, not once per micro-batch.
+    bool oncePerStep = false;
     /// Stored activations (bytes per device) or, for a parameter, elements
     /// per device.
     double activationBytes = 0.0, parameterElements = 0.0;
@@ -54,6 +61,8 @@ public:
   /// What a choice costs, per segment (global ops count in segment 0).
   struct SegmentCost {
     double computeTime = 0.0, communicationTime = 0.0;
+    /// Seconds once per step (ops on parameters alone).
+    double perStepTime = 0.0;
     double activationBytes = 0.0;
     /// The segment's output (the activation sent to the next stage), per
     /// device.
@@ -82,6 +91,7 @@ private:
   StageMesh mesh;
   int64_t microBatchSize;
   double backwardFactor;
+  double exposedTensorComm;
   /// Micro-batch of all replicas over the IR's batch.
   double batchScale;
 

@@ -10,11 +10,14 @@
 #ifndef DPC_ANALYSIS_PLANNER_TRAININGGRAPH_H
 #define DPC_ANALYSIS_PLANNER_TRAININGGRAPH_H
 
+#include "dpc/Analysis/CostModel/FusedTraffic.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <memory>
 #include <string>
 
 namespace mlir::dpc {
@@ -35,6 +38,10 @@ public:
     return stored.contains(value);
   }
   bool isParameter(Value value) const;
+  /// Bytes `op` moves once the backend fuses it with its neighbours.
+  double getFusedBytes(Operation *op) const {
+    return fusedTraffic->getBytes(op);
+  }
   bool isInput(Value value) const;
   /// The global batch: dimension 0 of the inputs.
   int64_t getBatchSize() const { return batchSize; }
@@ -59,6 +66,7 @@ private:
   SmallVector<Operation *> forwardOps, backwardOps;
   llvm::DenseSet<Operation *> forwardSet;
   llvm::DenseSet<Value> stored;
+  std::shared_ptr<FusedTraffic> fusedTraffic;
   llvm::DenseMap<Value, int64_t> batchDims;
   llvm::DenseMap<Operation *, int64_t> batchFactors;
   int64_t batchSize = 1;

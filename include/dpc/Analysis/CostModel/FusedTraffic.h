@@ -1,0 +1,60 @@
+//===- FusedTraffic.h - Memory traffic once kernels are fused ---*- C++ -*-===//
+//
+// The bytes each op moves to and from device memory when the backend fuses
+// what GPU compilers fuse (XLA's loop and input fusion, cuBLASLt
+// epilogues, FlashAttention), instead of every op reading and writing its
+// tensors: a value stays in registers, and costs nothing, when its
+// producer is pointwise (or a contraction with a pointwise epilogue) and
+// every user can take it on the fly. The kinds of op come from their
+// sharding rules, never from their names:
+//   - pointwise: every factor parallel and every result indexed by all of
+//     them (elementwise, broadcasting, transposes, casts);
+//   - contraction: a reduction factor indexed by two or more operands
+//     (matmul, convolution); reads its operands from memory;
+//   - row normalization: a whole factor, no reduction, result shaped like
+//     its input (softmax, layer norm); between two contractions along the
+//     normalized axis it runs on the fly (FlashAttention's online softmax).
+// Reductions and ops without a rule take pointwise inputs on the fly and
+// write their results.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_ANALYSIS_COSTMODEL_FUSEDTRAFFIC_H
+#define DPC_ANALYSIS_COSTMODEL_FUSEDTRAFFIC_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace mlir::dpc {
+
+class FusedTraffic {
+public:
+  /// Analyzes the ops of `block` that `inScope` accepts (the forward pass),
+  /// in order. Values `mustStore` accepts (activations the backward pass
+  /// reads) are written, unless an online normalization consumes them:
+  /// FlashAttention recomputes those in the backward pass.
+  FusedTraffic(Block &block, llvm::function_ref<bool(Operation *)> inScope,
+               llvm::function_ref<bool(Value)> mustStore);
+
+  /// Bytes `op` reads and writes once fused.
+  double getBytes(Operation *op) const { return bytes.lookup(op); }
+  /// Whether `value` is written to memory.
+  bool isMaterialized(Value value) const {
+    return !inRegisters.contains(value);
+  }
+  /// Whether `op` is pointwise in the sense above.
+  static bool isPointwise(Operation *op);
+
+  /// Whether the backward pass recomputes `value` instead of storing it.
+  bool isRecomputed(Value value) const { return recomputed.contains(value); }
+
+private:
+  llvm::DenseSet<Value> inRegisters, recomputed;
+  llvm::DenseMap<Operation *, double> bytes;
+};
+
+} // namespace mlir::dpc
+
+#endif // DPC_ANALYSIS_COSTMODEL_FUSEDTRAFFIC_H
