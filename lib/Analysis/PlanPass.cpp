@@ -29,13 +29,13 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     if (succeeded(parsedCluster))
       graph = TrainingGraph::get(module, error);
     if (failed(graph)) {
-      module.emitError(error);
+      emitError(module.getLoc(), error);
       return signalPassFailure();
     }
     if (memoryLimit < 0 || dataParallel < 0 || tensorParallel < 0 ||
         pipelineParallel < 0 || exposedTensorComm < 0 ||
         exposedTensorComm > 1) {
-      module.emitError("memory-limit, dp, tp and pp must not be negative, "
+      emitError(module.getLoc(), "memory-limit, dp, tp and pp must not be negative, "
                        "and exposed-tp-comm must be within [0, 1]");
       return signalPassFailure();
     }
@@ -51,7 +51,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     FailureOr<Plan> plan =
         planTraining(*graph, segmentation, options, error);
     if (failed(plan)) {
-      module.emitError(error);
+      emitError(module.getLoc(), error);
       return signalPassFailure();
     }
     PlanContext context{parsedMesh->str(), parsedCluster->name};
@@ -60,7 +60,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       std::unique_ptr<llvm::ToolOutputFile> file =
           openOutputFile(report, &openError);
       if (!file) {
-        module.emitError("cannot write the plan report: ") << openError;
+        emitError(module.getLoc(), "cannot write the plan report: ") << openError;
         return signalPassFailure();
       }
       file->os() << llvm::formatv(

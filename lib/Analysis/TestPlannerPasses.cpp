@@ -31,7 +31,7 @@ struct TestLayerSegmentsPass
     std::string error;
     FailureOr<TrainingGraph> graph = TrainingGraph::get(getOperation(), error);
     if (failed(graph)) {
-      getOperation().emitError(error);
+      emitError(getOperation().getLoc(), error);
       return signalPassFailure();
     }
     LayerSegmentation segmentation(*graph);
@@ -66,7 +66,7 @@ struct TestShardingIlpPass
     if (succeeded(parsedCluster))
       graph = TrainingGraph::get(getOperation(), error);
     if (failed(graph)) {
-      getOperation().emitError(error);
+      emitError(getOperation().getLoc(), error);
       return signalPassFailure();
     }
     LayerSegmentation segmentation(*graph);
@@ -76,7 +76,7 @@ struct TestShardingIlpPass
     FailureOr<ShardingSolution> fastest =
         solveWithIlp(problem, {}, 60.0, error);
     if (failed(fastest)) {
-      getOperation().emitError(error);
+      emitError(getOperation().getLoc(), error);
       return signalPassFailure();
     }
     MemoryPrices prices;
@@ -91,7 +91,7 @@ struct TestShardingIlpPass
     FailureOr<ShardingSolution> solution =
         solveWithIlp(problem, prices, 60.0, error);
     if (failed(solution)) {
-      getOperation().emitError(error);
+      emitError(getOperation().getLoc(), error);
       return signalPassFailure();
     }
     Builder builder(&getContext());

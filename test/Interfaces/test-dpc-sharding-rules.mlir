@@ -21,10 +21,34 @@ func.func @rules(%a: tensor<2x4x16xf32>, %b: tensor<16x8xf32>, %v: tensor<8xf32>
   %5 = dpc.layer_norm %x, %g, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
   // CHECK: dpc.transpose {{.*}}dpc.sharding_rule = "([a,b,c])->([c,a,b]) {a=2, b=4, c=8}"
   %6 = dpc.transpose %x [2, 0, 1] : tensor<2x4x8xf32> -> tensor<8x2x4xf32>
+  // Reshapes share the outermost factor of each group of dimensions whose
+  // sizes multiply to the same; the inner ones stay whole.
+  // CHECK: dpc.reshape {{.*}}dpc.sharding_rule = "([a,b,c])->([a,b,c,d]) {a=2, b=4, c=2, d=4 whole}"
+  %7 = dpc.reshape %x : tensor<2x4x8xf32> -> tensor<2x4x2x4xf32>
+  // CHECK: dpc.reshape {{.*}}dpc.sharding_rule = "([a,b,c])->([a,c]) {a=2, b=4 whole, c=8}"
+  %8 = dpc.reshape %x : tensor<2x4x8xf32> -> tensor<8x8xf32>
+  // CHECK: dpc.split {{.*}}dpc.sharding_rule = "([a,b,c])->([a,b,_],[a,b,_]) {a=2, b=4, c=8 whole}"
+  %9:2 = dpc.split %x {axis = 2 : i64} : tensor<2x4x8xf32> -> tensor<2x4x4xf32>, tensor<2x4x4xf32>
+  return
+}
+
+// CHECK-LABEL: func.func @more_rules
+func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
+                      %l: tensor<8x10xf32>, %y: tensor<8xi64>,
+                      %img: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>,
+                      %p: tensor<4xf32>) {
+  // Splitting the table's rows leaves partial sums (vocabulary-parallel
+  // embedding).
+  // CHECK: dpc.gather {{.*}}dpc.sharding_rule = "([a,d],[b,c])->([b,c,d]) {a=50 reduction, b=2, c=4, d=8}"
+  %0 = dpc.gather %t[%ids] {axis = 0 : i64} : (tensor<50x8xf32>, tensor<2x4xi64>) -> tensor<2x4x8xf32>
+  // CHECK: dpc.softmax_cross_entropy {{.*}}dpc.sharding_rule = "([a,b],[a])->([]) {a=8 reduction, b=10 whole}"
+  %1 = dpc.softmax_cross_entropy %l, %y mean {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  // CHECK: dpc.conv2d {{.*}}dpc.sharding_rule = "([a,c,d,e],[b,c,f,g])->([a,b,_,_]) {a=2, b=6, c=3 reduction, d=8 whole, e=8 whole, f=3 whole, g=3 whole}"
+  %2 = dpc.conv2d %img, %f {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x8x8xf32>
   // Ops without a rule yet are left alone.
-  // CHECK: dpc.reshape
+  // CHECK: dpc.pad
   // CHECK-NOT: dpc.sharding_rule
-  // CHECK-SAME: -> tensor<64xf32>
-  %7 = dpc.reshape %x : tensor<2x4x8xf32> -> tensor<64xf32>
+  // CHECK-SAME: -> tensor<6xf32>
+  %3 = dpc.pad %p {low = array<i64: 1>, high = array<i64: 1>, interior = array<i64: 0>, value = 0.0 : f64} : tensor<4xf32> -> tensor<6xf32>
   return
 }

@@ -12,6 +12,7 @@
 #include "dpc/InitAllDialects.h"
 #include "dpc/InitAllPasses.h"
 
+#include "dpc/Analysis/Passes.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -115,6 +116,42 @@ static llvm::cl::opt<int64_t> microBatches(
     llvm::cl::desc("Accumulate gradients over this many micro-batches (the "
                    "model's batch size is one micro-batch)"));
 
+static llvm::cl::OptionCategory planCategory("Planner options");
+
+static llvm::cl::opt<std::string>
+    meshShape("mesh", llvm::cl::cat(planCategory),
+              llvm::cl::desc("Plan the training step for this device mesh "
+                             "(AxB[xC], outer axes across nodes)"),
+              llvm::cl::value_desc("AxB"));
+
+static llvm::cl::opt<std::string> clusterSpec(
+    "cluster", llvm::cl::cat(planCategory), llvm::cl::init("h100-sxm"),
+    llvm::cl::desc("Cluster preset (h100-sxm, a100-80gb, v100-16gb-25gbps, "
+                   "h200, cpu-host) or cluster FILE.json"));
+
+static llvm::cl::opt<double> memoryLimit(
+    "memory-limit", llvm::cl::cat(planCategory), llvm::cl::init(0),
+    llvm::cl::desc("GiB of memory per device (default: the device's)"));
+
+static llvm::cl::opt<int64_t>
+    fixedDataParallel("dp", llvm::cl::cat(planCategory), llvm::cl::init(0),
+                      llvm::cl::desc("Fix the data-parallel degree"));
+static llvm::cl::opt<int64_t>
+    fixedTensorParallel("tp", llvm::cl::cat(planCategory), llvm::cl::init(0),
+                        llvm::cl::desc("Fix the tensor-parallel degree"));
+static llvm::cl::opt<int64_t> fixedPipelineParallel(
+    "pp", llvm::cl::cat(planCategory), llvm::cl::init(0),
+    llvm::cl::desc("Fix the number of pipeline stages"));
+
+static llvm::cl::opt<bool> planOnly(
+    "plan-only", llvm::cl::cat(planCategory),
+    llvm::cl::desc("Print the plan's table instead of the IR"));
+
+static llvm::cl::opt<std::string> planReport(
+    "plan-report", llvm::cl::cat(planCategory),
+    llvm::cl::desc("Write the plan as JSON to this file"),
+    llvm::cl::value_desc("FILE.json"));
+
 static llvm::cl::list<std::string> dimSizes(
     "dim", llvm::cl::cat(importCategory),
     llvm::cl::desc("Size of a symbolic ONNX dimension: NAME=N (repeatable)"),
@@ -178,6 +215,22 @@ static LogicalResult buildTrainStep(ModuleOp module) {
   return success();
 }
 
+/// Runs the planner that --mesh asks for.
+static LogicalResult planTrainStep(ModuleOp module) {
+  PassManager pm(module.getContext());
+  mlir::dpc::PlanOptions options;
+  options.mesh = meshShape;
+  options.cluster = clusterSpec;
+  options.memoryLimit = memoryLimit;
+  options.dataParallel = fixedDataParallel;
+  options.tensorParallel = fixedTensorParallel;
+  options.pipelineParallel = fixedPipelineParallel;
+  options.report = planReport;
+  options.printTable = planOnly;
+  pm.addPass(mlir::dpc::createPlan(options));
+  return pm.run(module);
+}
+
 /// Reads the input (importing it when it is ONNX), applies --train, and
 /// prints the module, with locations, into a buffer that MlirOptMain
 /// parses like any input file.
@@ -208,6 +261,14 @@ prepareInput(StringRef path, DialectRegistry &registry) {
     if (failed(buildTrainStep(*module)))
       return nullptr;
   }
+  if (!meshShape.empty()) {
+    llvm::SourceMgr sourceMgr;
+    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+    if (failed(planTrainStep(*module)))
+      return nullptr;
+    if (planOnly)
+      return llvm::MemoryBuffer::getMemBuffer("", path);
+  }
   std::string text;
   llvm::raw_string_ostream os(text);
   module->print(os, OpPrintingFlags().enableDebugInfo());
@@ -222,7 +283,12 @@ int main(int argc, char **argv) {
 
   auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "dpc: distributed training compiler driver\n", registry);
-  if (!StringRef(inputFilename).ends_with(".onnx") && !train)
+  if ((planOnly || !planReport.empty()) && meshShape.empty()) {
+    llvm::errs() << "dpc-opt: --plan-only and --plan-report need --mesh\n";
+    return EXIT_FAILURE;
+  }
+  if (!StringRef(inputFilename).ends_with(".onnx") && !train &&
+      meshShape.empty())
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
 
@@ -230,6 +296,9 @@ int main(int argc, char **argv) {
       prepareInput(inputFilename, registry);
   if (!buffer)
     return EXIT_FAILURE;
+  // The table went to stdout; there is no IR to print.
+  if (planOnly)
+    return EXIT_SUCCESS;
   std::string error;
   // The output file is kept only on success: no half-written files.
   std::unique_ptr<llvm::ToolOutputFile> output =

@@ -88,6 +88,13 @@ double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
 double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
                                     const TensorSharding &to,
                                     const StageMesh &mesh) {
-  return getReshardingTime(bytes, from, to, mesh, kDataAxis) +
-         getReshardingTime(bytes, from, to, mesh, kTensorAxis);
+  // The tensor axis (inside a node, fast) changes first, the data axis
+  // then works on the result.
+  TensorSharding middle = from;
+  for (auto [dim, axes] : llvm::enumerate(middle.dims))
+    axes = (axes & ~unsigned(kTensorAxis)) | (to.dims[dim] & kTensorAxis);
+  middle.partial =
+      (from.partial & ~unsigned(kTensorAxis)) | (to.partial & kTensorAxis);
+  return getReshardingTime(bytes, from, middle, mesh, kTensorAxis) +
+         getReshardingTime(bytes, middle, to, mesh, kDataAxis);
 }

@@ -15,6 +15,7 @@
 
 #include <coin/Cbc_C_Interface.h>
 
+#include <cmath>
 #include <limits>
 #include <memory>
 
@@ -144,6 +145,14 @@ mlir::dpc::solveWithIlp(const ShardingProblem &problem,
           integer.push_back(0);
         }
     }
+    // Costs are seconds, often 1e-9 and below: CBC's tolerances are
+    // absolute, so the objective is scaled to at most 1000.
+    double largest = 0.0;
+    for (double c : objective)
+      largest = std::max(largest, std::abs(c));
+    if (largest > 0)
+      for (double &c : objective)
+        c *= 1000.0 / largest;
     SmallVector<CoinBigIndex> starts = {0};
     SmallVector<int> rows;
     SmallVector<double> coefficients;

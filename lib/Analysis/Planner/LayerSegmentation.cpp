@@ -66,12 +66,16 @@ LayerSegmentation::LayerSegmentation(const TrainingGraph &graph) {
   llvm::DenseMap<Value, unsigned> lastUse;
   for (Operation *op : ops)
     for (Value operand : op->getOperands())
-      if (originOf(operand) == Origin::Activation && operand.getDefiningOp())
+      if (originOf(operand) == Origin::Activation)
         lastUse[operand] = position[op];
   SmallVector<unsigned> cutAfter;
   SmallVector<Value> cutValue;
   llvm::SetVector<Value> live;
   for (auto [i, op] : llvm::enumerate(ops)) {
+    // A model input is live from its first use (labels only at the loss).
+    for (Value operand : op->getOperands())
+      if (isa<BlockArgument>(operand) && lastUse.lookup_or(operand, 0) > i)
+        live.insert(operand);
     for (Value operand : op->getOperands())
       if (auto it = lastUse.find(operand);
           it != lastUse.end() && it->second == i)

@@ -74,12 +74,13 @@ struct TensorSharding {
 };
 
 /// Seconds to turn a tensor of `bytes` bytes (whole, unsharded) laid out
-/// as `from` into `to` on `mesh`: per axis, the collective the change
-/// needs over that axis's group, with the fastest algorithm.
+/// as `from` into `to` on `mesh`: the tensor axis changes first, then the
+/// data axis, each with the collective the change needs over that axis's
+/// group and the fastest algorithm.
 double getReshardingTime(double bytes, const TensorSharding &from,
                          const TensorSharding &to, const StageMesh &mesh);
 
-/// Same, over one axis only.
+/// The change along `axis` alone, the other axis laid out as in `from`.
 double getReshardingTime(double bytes, const TensorSharding &from,
                          const TensorSharding &to, const StageMesh &mesh,
                          StageAxis axis);

@@ -1,0 +1,55 @@
+// RUN: dpc-opt %s --train --optimizer=adam -o %t.mlir
+// RUN: dpc-opt %t.mlir -test-dpc-layer-segments | FileCheck %s --check-prefix=SEGMENTS
+// RUN: dpc-opt %t.mlir -test-dpc-sharding-ilp="tp=2 micro-batch=8" | FileCheck %s --check-prefix=ILP
+// RUN: dpc-opt %t.mlir -test-dpc-sharding-ilp="tp=4 dp=2 micro-batch=4 memory-price=3" | FileCheck %s --check-prefix=ILP
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=2x4 cluster=h100-sxm dp=2 tp=4" | FileCheck %s --check-prefix=PLAN
+// RUN: not dpc-opt %t.mlir -dpc-plan="mesh=2x4 tp=3" 2>&1 | FileCheck %s --check-prefix=DEGREES
+// RUN: not dpc-opt %t.mlir -dpc-plan="mesh=8 memory-limit=0.000001" 2>&1 | FileCheck %s --check-prefix=MEMORY
+// RUN: not dpc-opt %s -dpc-plan="mesh=8" 2>&1 | FileCheck %s --check-prefix=NOSTEP
+
+// Three identical residual blocks and a classifier: the blocks are one
+// region of three repeats, planned once.
+func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
+                   %labels: tensor<8xi64> {dpc.input = "labels"},
+                   %w0: tensor<64x64xf32> {dpc.param = "block0.weight"},
+                   %w1: tensor<64x64xf32> {dpc.param = "block1.weight"},
+                   %w2: tensor<64x64xf32> {dpc.param = "block2.weight"},
+                   %head: tensor<64x16xf32> {dpc.param = "head.weight"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w0 : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  %1 = dpc.relu %0 : tensor<8x64xf32>
+  %2 = dpc.add %x, %1 : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %3 = dpc.matmul %2, %w1 : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  %4 = dpc.relu %3 : tensor<8x64xf32>
+  %5 = dpc.add %2, %4 : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %6 = dpc.matmul %5, %w2 : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  %7 = dpc.relu %6 : tensor<8x64xf32>
+  %8 = dpc.add %5, %7 : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %9 = dpc.matmul %8, %head : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
+  %loss = dpc.softmax_cross_entropy %9, %labels mean {ignore_index = -100 : i64}
+      : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// SEGMENTS-LABEL: func.func @forward_backward
+// SEGMENTS-SAME: dpc.regions = [array<i64: 0, 1, 3>, array<i64: 3, 1, 1>, array<i64: 4, 1, 1>]
+// SEGMENTS: dpc.matmul {{.*}}dpc.segment = 0 : i64
+// SEGMENTS: dpc.relu {{.*}}dpc.segment = 0 : i64
+// SEGMENTS: dpc.add {{.*}}dpc.segment = 0 : i64
+// SEGMENTS: dpc.matmul {{.*}}dpc.repeats_segment = 0 : i64, dpc.segment = 1 : i64
+// SEGMENTS: dpc.add {{.*}}dpc.repeats_segment = 0 : i64, dpc.segment = 1 : i64
+// SEGMENTS: dpc.add {{.*}}dpc.repeats_segment = 0 : i64, dpc.segment = 2 : i64
+// SEGMENTS: dpc.matmul {{.*}}dpc.segment = 3 : i64
+// SEGMENTS: dpc.softmax_cross_entropy {{.*}}dpc.segment = 4 : i64
+
+// The integer program finds the minimum that trying every choice finds.
+// ILP: func.func @forward_backward
+// ILP-SAME: dpc.exhaustive_objective = [[OBJECTIVE:[0-9.e+-]+]] : f64, dpc.ilp_objective = [[OBJECTIVE]] : f64
+
+// PLAN: module attributes {dpc.plan = {chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
+// PLAN: func.func @forward_backward(%{{.*}}: tensor<8x64xf32> {dpc.input = "x", dpc.sharding = "[dp, *]"}
+// PLAN: dpc.matmul {{.*}}dpc.sharding = ["{{.*}}"], dpc.stage = 0 : i64
+
+// DEGREES: error: --dp/--tp/--pp ask for 3 devices in all (or a divisor), but the mesh has 8
+// MEMORY: error: no plan fits in 0.00 GiB per device: the leanest ({{.*}}) needs {{.*}} GiB on stage {{[0-9]+}}, {{.*}} GiB short (parameters {{.*}}, gradients {{.*}}, optimizer state {{.*}}, activations {{.*}} GiB)
+// NOSTEP: error: the planner splits the training step, and this module has no @forward_backward: build it with --train

@@ -1,0 +1,135 @@
+"""The planner through dpc-opt: --mesh, --plan-only, --plan-report, the
+--dp/--tp/--pp constraints, memory errors and the plan in the IR, on GPT
+graphs small enough to build in a second."""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from dpc import gpt_onnx
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DPC_OPT = os.path.join(os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build")),
+                       "bin", "dpc-opt")
+SMALL = dict(hidden=128, heads=4, sequence=64, vocab=256, batch=16)
+
+
+def _step(tmp_path, layers):
+    """The bf16 AdamW training step of a small GPT, as IR."""
+    if not os.path.exists(DPC_OPT):
+        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
+    onnx_path = str(tmp_path / ("gpt%d.onnx" % layers))
+    gpt_onnx.write(gpt_onnx.GptConfig(layers=layers, **SMALL), onnx_path)
+    step = str(tmp_path / ("gpt%d.mlir" % layers))
+    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
+                    "--precision=bf16", "-mlir-print-debuginfo", "-o", step], check=True)
+    return step
+
+
+def _plan(step, tmp_path, *flags, name="plan"):
+    report = str(tmp_path / (name + ".json"))
+    r = subprocess.run([DPC_OPT, step, "--mesh=2x8", "--cluster=h100-sxm", "--plan-only",
+                        "--plan-report=" + report, *flags], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with open(report) as f:
+        return json.load(f), r.stdout
+
+
+@pytest.fixture(scope="module")
+def gpt4(tmp_path_factory):
+    return _step(tmp_path_factory.mktemp("gpt"), 4)
+
+
+def test_report_is_consistent(gpt4, tmp_path):
+    plan, table = _plan(gpt4, tmp_path)
+    dp, tp, pp = plan["dp"], plan["tp"], plan["pp"]
+    assert dp * tp * pp == plan["devices"] == 16
+    assert len(plan["stages"]) == pp
+    # Stages are contiguous and cover every segment.
+    ends = [(s["first_segment"], s["end_segment"]) for s in plan["stages"]]
+    assert ends[0][0] == 0 and all(a[1] == b[0] for a, b in zip(ends, ends[1:]))
+    assert ends[-1][1] == plan["layer_groups"][-1]["end_segment"]
+    totals = plan["totals"]
+    assert totals["peak_memory_bytes"] <= totals["memory_limit_bytes"]
+    assert totals["samples_per_s"] == pytest.approx(SMALL["batch"] / totals["step_time_s"])
+    assert totals["tflops_per_device"] == pytest.approx(
+        totals["model_flops"] / totals["step_time_s"] / 16 / 1e12)
+    # Model FLOPs: 3x the forward, which holds Megatron-LM's matmul count
+    # and a few percent of pointwise work.
+    B, s, L, h, V = SMALL["batch"], SMALL["sequence"], 4, SMALL["hidden"], SMALL["vocab"]
+    matmuls = 3 * (24 * B * s * L * h * h + 4 * B * s * s * L * h + 2 * B * s * h * V)
+    assert matmuls <= totals["model_flops"] <= 1.1 * matmuls
+    assert plan["micro_batch_size"] * plan["micro_batches"] * dp == SMALL["batch"]
+    assert plan["planning"]["all_optimal"]
+    assert "predicted step time" in table and "plan for 16 devices" in table
+
+
+def test_constraints_are_honoured_and_cost_time(gpt4, tmp_path):
+    free, _ = _plan(gpt4, tmp_path, name="free")
+    fixed, _ = _plan(gpt4, tmp_path, "--tp=2", "--pp=2", name="fixed")
+    assert (fixed["dp"], fixed["tp"], fixed["pp"]) == (4, 2, 2)
+    assert fixed["totals"]["step_time_s"] >= free["totals"]["step_time_s"] * (1 - 1e-12)
+
+
+def test_repeated_layers_are_planned_once(tmp_path):
+    short, _ = _plan(_step(tmp_path, 2), tmp_path, "--tp=2", "--pp=1", name="short")
+    deep, _ = _plan(_step(tmp_path, 8), tmp_path, "--tp=2", "--pp=1", name="deep")
+    assert short["planning"]["integer_programs"] == deep["planning"]["integer_programs"]
+    repeats = max(g["repeats"] for g in deep["layer_groups"])
+    assert repeats == 8
+    # Eight layers cost four times what two cost, within the head's share.
+    ratio = deep["totals"]["step_time_s"] / short["totals"]["step_time_s"]
+    assert 2.0 < ratio < 4.0
+
+
+def test_no_plan_fits(gpt4, tmp_path):
+    report = tmp_path / "never.json"
+    r = subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--memory-limit=0.0001",
+                        "--plan-only", "--plan-report=%s" % report],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert re.search(r"no plan fits in 0\.00 GiB per device: the leanest \(.*\) needs "
+                     r"[0-9.]+ GiB on stage \d+, [0-9.]+ GiB short \(parameters", r.stderr), r.stderr
+    assert not report.exists()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--mesh=2x8", "--tp=3"], "--dp/--tp/--pp ask for 3 devices"),
+    (["--mesh=16x8", "--pp=32"], "--pp=32 is more stages than the model has layer segments"),
+    (["--mesh=2x8", "--dp=16", "--tp=1", "--pp=1", "--cluster=nope"], "nope"),
+    (["--plan-only"], "--plan-only and --plan-report need --mesh"),
+    (["--mesh=2xq"], "2xq"),
+])
+def test_bad_requests(gpt4, flags, message):
+    r = subprocess.run([DPC_OPT, gpt4, *flags], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert message in r.stderr
+    assert "see current operation" not in r.stderr
+
+
+def test_plan_is_in_the_ir(gpt4, tmp_path):
+    out = str(tmp_path / "planned.mlir")
+    subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--tp=2", "--pp=1", "-o", out], check=True)
+    text = open(out).read()
+    plan = re.search(r"dpc\.plan = \{([^}]*)\}", text).group(1)
+    assert "dp = 8 : i64" in plan and "tp = 2 : i64" in plan and "pp = 1 : i64" in plan
+    body = text[text.index("func.func @forward_backward"):]
+    body = body[:body.index("func.func @train_step")]
+    header, body = body.split("\n", 1)
+    # Every argument says how it is split.
+    assert header.count("dpc.sharding") == header.count("%arg")
+    # The forward ops come first; each carries one sharding per result.
+    forward = body[:body.index("softmax_cross_entropy")]
+    for line in forward.splitlines():
+        op = re.match(r"\s*%\S+ = (dpc\.\w+)", line)
+        if op and op.group(1) != "dpc.constant":
+            results = re.match(r"\s*%\w+(?::(\d+))?", line).group(1)
+            shardings = re.search(r'dpc\.sharding = \[("[^"]*"(?:, "[^"]*")*)\]', line)
+            assert shardings, line
+            assert len(shardings.group(1).split('", "')) == int(results or 1), line
+    # The tensor axis splits something in every layer (weights for large
+    # models, the batch or sequence for a model this small).
+    assert re.search(r'dpc\.matmul [^\n]*dpc\.sharding = \["\[[^"]*tp', forward)
