@@ -297,7 +297,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     result.sendTime = std::max(result.sendTime, sendTime(end - 1));
     // Gradients reduce over the data-parallel group (reduce-scatter and
     // all-gather under ZeRO, the same bytes), behind the backward passes.
-    double gradientBytes = elements * graph.getGradientBytes();
+    double gradientBytes = elements * graph.getGradientCommunicationBytes();
     plan.gradientSyncTime =
         getBestCollective(CollectiveKind::AllReduce, gradientBytes,
                           mesh.getGroup(kDataAxis), cluster)
@@ -311,7 +311,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       exposedTraffic +=
           2.0 * microBatches *
           getBestCollective(CollectiveKind::AllGather,
-                            elements * graph.getParameterBytes(),
+                            elements * graph.getGradientCommunicationBytes(),
                             mesh.getGroup(kDataAxis), cluster)
               .time;
       window = microBatches * plan.computeTime;

@@ -138,11 +138,27 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
   }
 
   // Model state per parameter element, from the step's own arguments.
-  double paramElements = 0, paramBytes = 0, optBytes = 0;
+  double paramElements = 0, paramBytes = 0, optBytes = 0, wireBytes = 0;
   for (BlockArgument arg : func.getArguments())
     if (graph.isParameter(arg)) {
-      paramElements += cast<ShapedType>(arg.getType()).getNumElements();
+      double elements = cast<ShapedType>(arg.getType()).getNumElements();
+      paramElements += elements;
       paramBytes += getSizeInBytes(arg.getType());
+      // The precision the forward computes with: that of the one forward
+      // user when it only changes the element type.
+      double wire = getElementBytes(arg.getType());
+      SmallVector<Operation *> users;
+      for (Operation *user : arg.getUsers())
+        if (graph.forwardSet.contains(user))
+          users.push_back(user);
+      if (users.size() == 1 && users.front()->getNumResults() == 1 &&
+          users.front()->getNumOperands() == 1) {
+        auto result =
+            cast<ShapedType>(users.front()->getResult(0).getType());
+        if (result.getShape() == cast<ShapedType>(arg.getType()).getShape())
+          wire = std::min(wire, getElementBytes(result));
+      }
+      wireBytes += elements * wire;
     }
   if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
     for (BlockArgument arg : step.getArguments())
@@ -151,6 +167,7 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
   if (paramElements > 0) {
     graph.parameterBytes = paramBytes / paramElements;
     graph.optimizerBytes = optBytes / paramElements;
+    graph.gradientWireBytes = wireBytes / paramElements;
   }
   graph.stateBytes =
       graph.parameterBytes + graph.gradientBytes + graph.optimizerBytes;

@@ -60,6 +60,10 @@ public:
   double getParameterBytes() const { return parameterBytes; }
   double getGradientBytes() const { return gradientBytes; }
   double getOptimizerBytes() const { return optimizerBytes; }
+  /// Bytes per gradient element on the wire: gradients are reduced in the
+  /// precision the forward pass computes with (a parameter cast to bf16
+  /// is reduced in bf16, as Megatron-LM does by default).
+  double getGradientCommunicationBytes() const { return gradientWireBytes; }
 
 private:
   func::FuncOp func;
@@ -71,7 +75,7 @@ private:
   llvm::DenseMap<Operation *, int64_t> batchFactors;
   int64_t batchSize = 1;
   double stateBytes = 0, parameterBytes = 4, gradientBytes = 4,
-         optimizerBytes = 0;
+         optimizerBytes = 0, gradientWireBytes = 4;
 };
 
 } // namespace mlir::dpc
