@@ -20,6 +20,9 @@ echo "== cost on a 2x8 mesh of h100-sxm"
 "$build_dir/bin/dpc-opt" "$work/step.mlir" \
   -test-dpc-cost-model="mesh=2x8 cluster=h100-sxm" |
   grep -o 'dpc\.\(compute_time_us\|grad_all_reduce[a-z_]*\) = [^,}]*' | sort -u
+echo "== plan for a 2x8 mesh of h100-sxm"
+"$build_dir/bin/dpc-opt" "$work/step.mlir" --mesh=2x8 --cluster=h100-sxm \
+  --plan-only --plan-report="$work/plan.json"
 echo "== forward under the interpreter (PyTorch's loss: $(
   /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
 "$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \
