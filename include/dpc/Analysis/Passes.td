@@ -40,6 +40,17 @@ def TestCostModel : Pass<"test-dpc-cost-model"> {
   ];
 }
 
+def TestFusedTraffic : Pass<"test-dpc-fused-traffic"> {
+  let summary = "Annotates every op with its memory traffic once fused";
+  let description = [{
+    Runs the fused-traffic analysis over each function body and writes
+    `dpc.fused_bytes` (i64) on every `CostOpInterface` op, and
+    `dpc.recomputed` on ops whose results an online normalization keeps out
+    of memory (the backward pass recomputes them). Returned values are
+    always written.
+  }];
+}
+
 def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
   let summary = "Chooses the parallel plan of the training step on a mesh";
   let description = [{

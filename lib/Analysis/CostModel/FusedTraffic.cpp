@@ -142,7 +142,9 @@ FusedTraffic::FusedTraffic(Block &block,
       if (!fusedProducer || mustStore(result) || result.use_empty())
         continue;
       bool usersFuse = llvm::all_of(result.getUsers(), [&](Operation *user) {
-        return kinds.contains(user) && takesOnTheFly(kindOf(user));
+        return kinds.contains(user) &&
+               !user->hasTrait<OpTrait::IsTerminator>() &&
+               takesOnTheFly(kindOf(user));
       });
       if (usersFuse)
         inRegisters.insert(result);
