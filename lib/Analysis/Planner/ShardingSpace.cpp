@@ -17,12 +17,6 @@ static bool isConstant(Value value) {
   return value.getDefiningOp() && matchPattern(value, m_Constant());
 }
 
-std::string ShardingSpace::Strategy::describe(Operation *op) const {
-  if (results.empty())
-    return "";
-  return results.front().str();
-}
-
 ShardingSpace::ShardingSpace(const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
                              const StageMesh &mesh, int64_t microBatchSize,

@@ -892,6 +892,13 @@ func.func @unnamed_parameter(%x: tensor<4xf32> {dpc.param}) {
 
 // -----
 
+// expected-error @+1 {{'dpc.sharding' must be a string such as "[dp, *, tp]"}}
+func.func @sharding_not_a_string(%x: tensor<4xf32> {dpc.sharding = 1 : i64}) {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'dpc.param' marks argument #0 of type 'tensor<4xi64>', which is not a floating-point tensor}}
 func.func @integer_parameter(%x: tensor<4xi64> {dpc.param = "ids"}) {
   return

@@ -42,8 +42,6 @@ public:
     /// Stored activations (bytes per device) or, for a parameter, elements
     /// per device.
     double activationBytes = 0.0, parameterElements = 0.0;
-    /// `column (j)`, `row (k)`, `batch`, … for the plan report.
-    std::string describe(Operation *op) const;
   };
 
   /// The problem over the representatives; weights count the repeats.

@@ -53,6 +53,9 @@ LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
       name != kInputAttrName && name != kOptStateAttrName &&
       name != kHyperAttrName && name != kShardingAttrName)
     return op->emitError("unknown dpc argument attribute '") << name << "'";
+  if (name == kShardingAttrName && !isa<StringAttr>(attribute.getValue()))
+    return op->emitError("'")
+           << name << "' must be a string such as \"[dp, *, tp]\"";
   if (!isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")
            << name << "' must hold the tensor's name as a string";
@@ -84,6 +87,9 @@ DpcDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
       name != kGradAttrName && name != kOptStateAttrName &&
       name != kParamAttrName)
     return op->emitError("unknown dpc result attribute '") << name << "'";
+  if (name == kShardingAttrName && !isa<StringAttr>(attribute.getValue()))
+    return op->emitError("'")
+           << name << "' must be a string such as \"[dp, *, tp]\"";
   if (!isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")
            << name << "' must hold the tensor's name as a string";
