@@ -80,9 +80,10 @@ def test_repeated_layers_are_planned_once(tmp_path):
     assert short["planning"]["integer_programs"] == deep["planning"]["integer_programs"]
     repeats = max(g["repeats"] for g in deep["layer_groups"])
     assert repeats == 8
-    # Eight layers cost four times what two cost, within the head's share.
+    # Eight layers take longer than two, and at most four times as long
+    # (the embedding, the head and per-step costs do not grow).
     ratio = deep["totals"]["step_time_s"] / short["totals"]["step_time_s"]
-    assert 2.0 < ratio < 4.0
+    assert 1.0 < ratio < 4.0
 
 
 def test_no_plan_fits(gpt4, tmp_path):
