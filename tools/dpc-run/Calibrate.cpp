@@ -63,6 +63,9 @@ struct Plan {
   size_t triadBytesPerArray;
   double triadSeconds;
   SmallVector<size_t> allReduceBytes;
+  /// Untimed all-reduces before the sweep.
+  int communicatorWarmups;
+  /// Untimed and timed all-reduces of each size.
   int warmups;
   int iterations;
   /// When the parent stops waiting for the ranks.
@@ -85,6 +88,7 @@ static Plan getPlan(bool quick) {
   size_t largest = quick ? 1 << 20 : 16 << 20;
   for (size_t bytes = 4; bytes <= largest; bytes *= 2)
     plan.allReduceBytes.push_back(bytes);
+  plan.communicatorWarmups = quick ? 50 : 200;
   plan.warmups = quick ? 2 : 3;
   plan.iterations = quick ? 10 : 25;
   // Well past a normal run (about 2 s quick, 12 s otherwise) and past the
@@ -144,9 +148,8 @@ static bool measureRank(int rank, const CalibrationOptions &options,
   if (rank == options.failRank)
     return failRank("failing on purpose (--calibrate-fail-rank)");
   std::string error;
-  std::unique_ptr<GlooCommunicator> comm =
-      GlooCommunicator::connect(rank, options.ranks, storeDir, "127.0.0.1",
-                                kCommunicatorTimeout, error);
+  std::unique_ptr<GlooCommunicator> comm = GlooCommunicator::connect(
+      rank, options.ranks, storeDir, "127.0.0.1", kCommunicatorTimeout, error);
   if (!comm)
     return failRank("cannot connect over Gloo: " + error);
 
@@ -163,6 +166,15 @@ static bool measureRank(int rank, const CalibrationOptions &options,
     return failRank("barrier: " + error);
   m.triad = measureTriadBandwidth(plan.triadBytesPerArray, plan.triadSeconds);
 
+  // The first hundred or so collectives after a quiet spell run slower (in
+  // a VM, idle vCPUs take long to wake): warm up to the steady state a
+  // communicating job sees. A count, not a time, so that every rank runs
+  // the same collectives.
+  std::vector<float> warmup(1024, 0.0f);
+  for (int i = 0; i < plan.communicatorWarmups; ++i)
+    if (!comm->allReduceSum(warmup, error))
+      return failRank("all-reduce: " + error);
+
   for (size_t bytes : plan.allReduceBytes) {
     std::vector<float> data(bytes / sizeof(float), 1.0f);
     for (int i = 0; i < plan.warmups + plan.iterations; ++i) {
@@ -175,11 +187,11 @@ static bool measureRank(int rank, const CalibrationOptions &options,
         return failRank("all-reduce of " + Twine(bytes) + " bytes: " + error);
       double seconds = getMonotonicSeconds() - begin;
       // A wrong sum would make every timing meaningless.
-      if (i == 0 && (data.front() != options.ranks ||
-                     data.back() != options.ranks))
+      if (i == 0 &&
+          (data.front() != options.ranks || data.back() != options.ranks))
         return failRank("all-reduce of " + Twine(bytes) + " bytes summed " +
                         Twine(options.ranks) + " ones to " +
-                        Twine(data.front()));
+                        std::to_string(data.front()));
       if (i >= plan.warmups)
         m.allReduceSeconds.push_back(seconds);
     }
@@ -195,14 +207,13 @@ static bool measureRank(int rank, const CalibrationOptions &options,
 static double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid]
-                           : (values[mid - 1] + values[mid]) / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
 /// For each message size, the median over iterations of the slowest rank's
 /// time: a collective is done when its last rank is.
-static std::vector<double>
-getAllReduceTimes(ArrayRef<RankMeasurements> ranks, const Plan &plan) {
+static std::vector<double> getAllReduceTimes(ArrayRef<RankMeasurements> ranks,
+                                             const Plan &plan) {
   std::vector<double> times;
   for (size_t s = 0; s < plan.allReduceBytes.size(); ++s) {
     std::vector<double> slowest(plan.iterations, 0.0);
@@ -221,8 +232,8 @@ namespace {
 struct RingFit {
   double alpha = 0.0;
   double beta = 0.0;
-  /// Largest |model - measured| / measured over the sizes.
-  double maxRelativeError = 0.0;
+  /// Root mean square of (model - measured) / measured over the sizes.
+  double rmsRelativeError = 0.0;
 };
 } // namespace
 
@@ -258,13 +269,14 @@ static FailureOr<RingFit> fitRing(ArrayRef<size_t> bytes,
             "bandwidth to fit";
     return failure();
   }
+  double sumSquares = 0;
   for (size_t i = 0; i < bytes.size(); ++i) {
-    double model =
-        a * fit.alpha + 2 * (n - 1) / n * static_cast<double>(bytes[i]) *
-                            fit.beta;
-    fit.maxRelativeError = std::max(fit.maxRelativeError,
-                                    std::abs(model - seconds[i]) / seconds[i]);
+    double model = a * fit.alpha +
+                   2 * (n - 1) / n * static_cast<double>(bytes[i]) * fit.beta;
+    double relative = (model - seconds[i]) / seconds[i];
+    sumSquares += relative * relative;
   }
+  fit.rmsRelativeError = std::sqrt(sumSquares / bytes.size());
   return fit;
 }
 
@@ -336,8 +348,8 @@ static LogicalResult checkWritable(StringRef path) {
     return fail("cannot write '" + path + "': it is a directory");
   int fd;
   SmallString<128> probe;
-  if (std::error_code error = llvm::sys::fs::createUniqueFile(
-          getTemporaryModel(path), fd, probe))
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueFile(getTemporaryModel(path), fd, probe))
     return fail("cannot write '" + path + "': " + error.message());
   ::close(fd);
   llvm::sys::fs::remove(probe);
@@ -378,32 +390,33 @@ static std::string formatBytes(size_t bytes) {
   return std::to_string(bytes) + " B";
 }
 
-static void printSummary(const Cluster &c, const Plan &plan,
-                         const RingFit &fit, double seconds) {
+static void printSummary(const Cluster &c, const Plan &plan, const RingFit &fit,
+                         double seconds) {
   auto fixed = [](double value, int decimals) {
     char text[32];
     std::snprintf(text, sizeof(text), "%.*f", decimals, value);
     return std::string(text);
   };
   const DeviceSpec &d = c.device;
-  llvm::errs()
-      << "dpc-run: calibrated this host with " << c.devicesPerNode
-      << " ranks in " << fixed(seconds, 1) << " s (figures per rank, every "
-      << "rank measuring at once)\n"
-      << "  GEMM, 1 thread (OpenBLAS):  f32 "
-      << fixed(d.getPeakFlops(NumericType::F32) / 1e9, 1) << " GFLOP/s, f64 "
-      << fixed(d.getPeakFlops(NumericType::F64) / 1e9, 1)
-      << " GFLOP/s (bf16/f16 run as f32)\n"
-      << "  memory (STREAM triad):      "
-      << fixed(d.memoryBandwidth / 1e9, 1) << " GB/s\n"
-      << "  all-reduce (Gloo ring, TCP loopback, "
-      << formatBytes(plan.allReduceBytes.front()) << " to "
-      << formatBytes(plan.allReduceBytes.back())
-      << "): latency " << fixed(c.intraNode.latency * 1e6, 1) << " us, "
-      << fixed(c.intraNode.bandwidth / 1e9, 2)
-      << " GB/s per link (model within "
-      << fixed(fit.maxRelativeError * 100, 0) << "% at every size)\n"
-      << "  inter-node link: the cpu-host preset's, not measured\n";
+  llvm::errs() << "dpc-run: calibrated this host with " << c.devicesPerNode
+               << " ranks in " << fixed(seconds, 1)
+               << " s (figures per rank, every "
+               << "rank measuring at once)\n"
+               << "  GEMM, 1 thread (OpenBLAS):  f32 "
+               << fixed(d.getPeakFlops(NumericType::F32) / 1e9, 1)
+               << " GFLOP/s, f64 "
+               << fixed(d.getPeakFlops(NumericType::F64) / 1e9, 1)
+               << " GFLOP/s (bf16/f16 run as f32)\n"
+               << "  memory (STREAM triad):      "
+               << fixed(d.memoryBandwidth / 1e9, 1) << " GB/s\n"
+               << "  all-reduce (Gloo ring, TCP loopback, "
+               << formatBytes(plan.allReduceBytes.front()) << " to "
+               << formatBytes(plan.allReduceBytes.back()) << "): latency "
+               << fixed(c.intraNode.latency * 1e6, 1) << " us, "
+               << fixed(c.intraNode.bandwidth / 1e9, 2)
+               << " GB/s per link (model off by "
+               << fixed(fit.rmsRelativeError * 100, 0) << "% rms over sizes)\n"
+               << "  inter-node link: the cpu-host preset's, not measured\n";
 }
 
 //===----------------------------------------------------------------------===//
@@ -418,8 +431,7 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
   if (options.failRank >= options.ranks)
     return fail("--calibrate-fail-rank=" + Twine(options.failRank) +
                 " is not a rank of " + Twine(options.ranks));
-  if (!options.outputPath.empty() &&
-      failed(checkWritable(options.outputPath)))
+  if (!options.outputPath.empty() && failed(checkWritable(options.outputPath)))
     return failure();
   long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus > 0 && options.ranks > cpus)
@@ -454,8 +466,7 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
   std::vector<RankMeasurements> ranks(options.ranks);
   for (int r = 0; r < options.ranks; ++r)
     if (!decode((*results)[r], plan, ranks[r]))
-      return fail("rank " + Twine(r) + " sent " +
-                  Twine((*results)[r].size()) +
+      return fail("rank " + Twine(r) + " sent " + Twine((*results)[r].size()) +
                   " bytes of results, not what was expected");
 
   std::vector<double> times = getAllReduceTimes(ranks, plan);

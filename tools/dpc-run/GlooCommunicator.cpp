@@ -62,7 +62,7 @@ bool GlooCommunicator::barrier(std::string &error) {
   }
 }
 
-bool GlooCommunicator::allReduceSum(MutableArrayRef<float> data,
+bool GlooCommunicator::allReduceSum(llvm::MutableArrayRef<float> data,
                                     std::string &error) {
   try {
     gloo::AllreduceOptions options(context);

@@ -1,4 +1,4 @@
-//===- GlooCommunicator.h - One rank's Gloo communicator over TCP -*- C++ -*-===//
+//===- GlooCommunicator.h - One rank of a Gloo communicator ----*- C++ -*-===//
 //
 // A rank of a Gloo communicator over TCP, joined through a file store that
 // every rank of the host can see. Gloo reports failures by throwing; this

@@ -36,8 +36,7 @@ static void clobberMemory(const void *data) {
 
 /// Runs `step` once untimed, then until `seconds` have passed and at least
 /// three timed runs are in; returns the shortest run.
-template <typename Step>
-static double timeBestOf(double seconds, Step step) {
+template <typename Step> static double timeBestOf(double seconds, Step step) {
   step();
   double best = 0.0;
   double start = getMonotonicSeconds();
@@ -52,8 +51,7 @@ static double timeBestOf(double seconds, Step step) {
   }
 }
 
-template <typename T>
-static double measureGemm(int64_t n, double seconds) {
+template <typename T> static double measureGemm(int64_t n, double seconds) {
   size_t elements = static_cast<size_t>(n * n);
   // Values of order one, so that no operand is denormal or zero.
   std::vector<T> a(elements), b(elements), c(elements);

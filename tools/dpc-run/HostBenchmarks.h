@@ -1,4 +1,4 @@
-//===- HostBenchmarks.h - GEMM and memory-bandwidth probes -------*- C++ -*-===//
+//===- HostBenchmarks.h - GEMM and memory-bandwidth probes -----*- C++ -*-===//
 //
 // The compute and memory probes of `dpc-run --calibrate`: single-threaded
 // OpenBLAS GEMMs and a STREAM triad, each timed best-of-several so that a
@@ -9,6 +9,7 @@
 #ifndef DPC_TOOLS_DPC_RUN_HOSTBENCHMARKS_H
 #define DPC_TOOLS_DPC_RUN_HOSTBENCHMARKS_H
 
+#include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstddef>
@@ -29,7 +30,7 @@ enum class GemmType { F32, F64 };
 /// The best FLOP/s (2 n^3 per n x n x n product) of cblas_{s,d}gemm over
 /// the square `sizes`, each repeated for about `secondsPerSize` (at least
 /// three timed runs after one untimed one).
-double measureGemmFlops(GemmType type, llvm::ArrayRef<int64_t> sizes,
+double measureGemmFlops(GemmType type, ArrayRef<int64_t> sizes,
                         double secondsPerSize);
 
 /// The best bandwidth in bytes/s of the STREAM triad a[i] = b[i] + s * c[i]

@@ -62,8 +62,8 @@ runRank(int rank, int resultFd,
     ::_exit(1);
   if (!writeAll(resultFd, result)) {
     std::string message = "dpc-run: calibration: rank " + std::to_string(rank) +
-                          ": cannot send the results: " +
-                          std::strerror(errno) + "\n";
+                          ": cannot send the results: " + std::strerror(errno) +
+                          "\n";
     (void)!::write(STDERR_FILENO, message.data(), message.size());
     ::_exit(1);
   }

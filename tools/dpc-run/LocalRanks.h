@@ -1,4 +1,4 @@
-//===- LocalRanks.h - Ranks forked on this host, watched together -*- C++ -*-===//
+//===- LocalRanks.h - Ranks forked on this host ----------------*- C++ -*-===//
 //
 // Forks one process per rank, collects what each sends back, and ends them
 // all together: one rank that fails or outlives the deadline gets the others

@@ -5,10 +5,13 @@
 // by the names of their dpc.* attributes (or `argN`; an imported ONNX
 // model's weights are the default values of its parameters and state), and
 // every result is written as DIR/<name>.npy, named by its dpc.* attribute
-// (`grad:<param>` for a gradient; else `resultN`). Running compiled
-// artifacts on ranks comes later, in this same tool.
+// (`grad:<param>` for a gradient; else `resultN`). `dpc-run --calibrate`
+// measures this host and writes a cluster file (Calibrate.h). Running
+// compiled artifacts on ranks comes later, in this same tool.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Calibrate.h"
 
 #include "dpc/Conversion/OnnxToDpc/OnnxToDpc.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
@@ -41,6 +44,28 @@ static cl::opt<std::string>
     interpretFile("interpret", cl::cat(runCategory), cl::value_desc("FILE"),
                   cl::desc("Run FILE (.mlir or .onnx) under the reference "
                            "interpreter"));
+
+static cl::OptionCategory calibrateCategory("Calibration options");
+
+static cl::opt<std::string> calibrate(
+    "calibrate", cl::cat(calibrateCategory), cl::ValueOptional,
+    cl::value_desc("OUT.json"),
+    cl::desc("Measure this host's GEMM, memory and collective speeds and "
+             "write them as a cluster file (default: stdout)"));
+
+static cl::opt<int> calibrateRanks(
+    "calibrate-ranks", cl::cat(calibrateCategory), cl::init(2),
+    cl::value_desc("N"),
+    cl::desc("Ranks to calibrate with, one per core (default 2)"));
+
+static cl::opt<bool>
+    calibrateQuick("calibrate-quick", cl::cat(calibrateCategory),
+                   cl::desc("Calibrate in a few seconds, on smaller messages"));
+
+static cl::opt<int>
+    calibrateFailRank("calibrate-fail-rank", cl::cat(calibrateCategory),
+                      cl::Hidden, cl::init(-1), cl::value_desc("K"),
+                      cl::desc("For tests: rank K fails before it connects"));
 
 static cl::OptionCategory importCategory("ONNX import options");
 
@@ -445,12 +470,27 @@ static LogicalResult runInterpreter() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions(runCategory);
+  cl::HideUnrelatedOptions({&runCategory, &calibrateCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dpc-run: runs dpc programs\n\n"
       "  dpc-run --interpret FILE.mlir --input NAME=FILE.npy ... "
-      "--output-dir DIR\n");
+      "--output-dir DIR\n"
+      "  dpc-run --calibrate[=OUT.json] [--calibrate-ranks=N] "
+      "[--calibrate-quick]\n");
+  if (calibrate.getNumOccurrences()) {
+    if (!interpretFile.empty() || !artifact.empty()) {
+      reportError("--calibrate runs alone (write the file name as "
+                  "--calibrate=OUT.json)");
+      return 1;
+    }
+    CalibrationOptions options;
+    options.outputPath = calibrate;
+    options.ranks = calibrateRanks;
+    options.quick = calibrateQuick;
+    options.failRank = calibrateFailRank;
+    return failed(runCalibration(options)) ? 1 : 0;
+  }
   if (interpretFile.empty()) {
     reportError(artifact.empty()
                     ? "nothing to run: pass --interpret FILE.mlir"
