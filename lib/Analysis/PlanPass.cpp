@@ -39,8 +39,13 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
                        "and exposed-tp-comm must be within [0, 1]");
       return signalPassFailure();
     }
+    FailureOr<ShardingConstraints> constraints =
+        ShardingConstraints::read(*graph);
+    if (failed(constraints))
+      return signalPassFailure();
     LayerSegmentation segmentation(*graph);
     PlannerOptions options;
+    options.constraints = &*constraints;
     options.devices = parsedMesh->getNumDevices();
     options.cluster = *parsedCluster;
     options.memoryLimit = memoryLimit * 1024.0 * 1024.0 * 1024.0;

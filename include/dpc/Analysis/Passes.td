@@ -60,7 +60,12 @@ def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
     with CBC, once per repeated layer), pipeline stages, micro-batches,
     schedule, recomputation and ZeRO stage, minimizing the cost model's
     step time within `memory-limit` GiB per device (default: the device's
-    memory). `dp`, `tp` and `pp` fix degrees (0: free).
+    memory). `dp`, `tp` and `pp` fix degrees (0: free). A `dpc.sharding`
+    already on a forward op or argument of `@forward_backward` fixes that
+    value's sharding: only strategies that give it are searched, so a
+    planned module replans to the same plan and an edited string overrides
+    one choice. A malformed one is an error at its op; one that no
+    configuration can give fails naming the value and its strategies.
 
     Writes `dpc.plan` (a dictionary) on the module, `dpc.sharding` (one
     string per result, such as `"[dp, *, tp]"` or `"[dp, *] partial(tp)"`)

@@ -1,6 +1,7 @@
 //===- LayerSegmentation.cpp - Cut points and structural repeats ----------===//
 
 #include "dpc/Analysis/Planner/LayerSegmentation.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SetVector.h"
@@ -146,7 +147,11 @@ LayerSegmentation::LayerSegmentation(const TrainingGraph &graph) {
       local[op] = i;
       key.push_back(op->getName().getAsOpaquePointer());
       key.push_back(op->getPropertiesAsAttribute().getAsOpaquePointer());
-      key.push_back(op->getDiscardableAttrDictionary().getAsOpaquePointer());
+      // Where the last plan put the op is no part of what it is; a
+      // sharding fixed on it is.
+      NamedAttrList attrs(op->getDiscardableAttrDictionary());
+      attrs.erase(DpcDialect::kStageAttrName);
+      key.push_back(attrs.getDictionary(op->getContext()).getAsOpaquePointer());
       for (Type type : op->getResultTypes())
         key.push_back(type.getAsOpaquePointer());
       key.push_back(nullptr);
@@ -166,6 +171,11 @@ LayerSegmentation::LayerSegmentation(const TrainingGraph &graph) {
           key.push_back(reinterpret_cast<const void *>(uintptr_t(3)));
           key.push_back(reinterpret_cast<const void *>(uintptr_t(it->second)));
           key.push_back(operand.getType().getAsOpaquePointer());
+          key.push_back(
+              graph.getFunction()
+                  .getArgAttr(cast<BlockArgument>(operand).getArgNumber(),
+                              DpcDialect::kShardingAttrName)
+                  .getAsOpaquePointer());
         } else {
           // The segment's input, an input of the model or a global value:
           // the same value in every repeat.

@@ -1,6 +1,7 @@
 //===- PlanReport.cpp - Table, JSON and IR attributes of a plan -----------===//
 
 #include "dpc/Analysis/Planner/PlanReport.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
 #include "mlir/IR/Builders.h"
@@ -254,14 +255,17 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
   for (Operation *op : graph.getForwardOps()) {
     Operation *rep = segmentation.getRepresentative(op);
     if (auto it = plan.results.find(rep); it != plan.results.end())
-      op->setAttr("dpc.sharding", shardingArray(it->second));
-    else
-      op->setAttr("dpc.sharding",
-                  shardingArray(SmallVector<TensorSharding>(
-                      op->getNumResults(),
-                      TensorSharding::replicated(0))));
+      op->setAttr(DpcDialect::kShardingAttrName, shardingArray(it->second));
+    else {
+      // Constants: every device holds the whole value.
+      SmallVector<TensorSharding> whole;
+      for (Value result : op->getResults())
+        whole.push_back(TensorSharding::replicated(
+            cast<ShapedType>(result.getType()).getRank()));
+      op->setAttr(DpcDialect::kShardingAttrName, shardingArray(whole));
+    }
     int64_t segment = segmentation.getSegmentOf(op);
-    op->setAttr("dpc.stage",
+    op->setAttr(DpcDialect::kStageAttrName,
                 builder.getI64IntegerAttr(
                     segment >= 0 ? getStageOf(plan, segment) : 0));
   }
@@ -276,7 +280,7 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       sharding = it->second;
     else if (int64_t dim = graph.getBatchDim(arg); dim >= 0)
       sharding.dims[dim] = kDataAxis;
-    func.setArgAttr(arg.getArgNumber(), "dpc.sharding",
+    func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
                     builder.getStringAttr(sharding.str()));
   }
   SmallVector<NamedAttribute> fields = {

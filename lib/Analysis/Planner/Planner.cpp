@@ -400,6 +400,7 @@ FailureOr<Plan> Search::run(std::string &error) {
   std::string leastShortConfig;
   leastShort.peakMemory = std::numeric_limits<double>::infinity();
   int64_t configurations = 0;
+  std::string firstConflict;
   for (int64_t pp : getDivisors(n)) {
     if (pp > int64_t(segments) ||
         (options.pipelineParallel > 0 && pp != options.pipelineParallel))
@@ -424,7 +425,13 @@ FailureOr<Plan> Search::run(std::string &error) {
         if (microBatch > 64 || (!powerOfTwo && microBatches > 1))
           continue;
         ShardingSpace space(graph, segmentation, mesh, microBatch,
-                            backwardFactor, options.exposedTensorComm);
+                            backwardFactor, options.exposedTensorComm,
+                            options.constraints);
+        if (!space.getConflict().empty()) {
+          if (firstConflict.empty())
+            firstConflict = space.getConflict().str();
+          continue;
+        }
         bool solverFailed = false;
         ArrayRef<SmallVector<unsigned>> choices =
             getChoices(space, tp, dp, microBatch, error, solverFailed);
@@ -510,6 +517,11 @@ FailureOr<Plan> Search::run(std::string &error) {
     }
   }
   if (!best) {
+    if (configurations == 0 && !firstConflict.empty()) {
+      error = "no configuration gives the shardings fixed in the IR: " +
+              firstConflict;
+      return failure();
+    }
     if (configurations == 0) {
       error = "no way to split " + std::to_string(n) +
               " devices matches the request (the batch of " +

@@ -20,10 +20,11 @@ static bool isConstant(Value value) {
 ShardingSpace::ShardingSpace(const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
                              const StageMesh &mesh, int64_t microBatchSize,
-                             double backwardFactor, double exposedTensorComm)
+                             double backwardFactor, double exposedTensorComm,
+                             const ShardingConstraints *constraints)
     : graph(graph), segmentation(segmentation), mesh(mesh),
       microBatchSize(microBatchSize), backwardFactor(backwardFactor),
-      exposedTensorComm(exposedTensorComm) {
+      exposedTensorComm(exposedTensorComm), constraints(constraints) {
   batchScale = double(microBatchSize * mesh.getDataParallel()) /
                double(graph.getBatchSize());
 
@@ -101,6 +102,52 @@ double ShardingSpace::getEdgeTime(Value value, const TensorSharding &from,
   return 2 * time;
 }
 
+/// `'dpc.matmul' at loc("model.onnx":3:1)`, or the argument's position.
+static std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << op->getName() << "' at " << op->getLoc();
+  return text;
+}
+
+static std::string describe(Value argument) {
+  auto arg = cast<BlockArgument>(argument);
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  std::string text = "argument " + std::to_string(arg.getArgNumber());
+  if (auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dpc.param"))
+    text += " ('" + name.str() + "')";
+  return text;
+}
+
+void ShardingSpace::restrictTo(std::vector<Strategy> &options,
+                               ArrayRef<TensorSharding> fixed,
+                               const Twine &what) {
+  std::vector<Strategy> kept;
+  for (const Strategy &s : options)
+    if (ArrayRef<TensorSharding>(s.results) == fixed)
+      kept.push_back(s);
+  if (!kept.empty()) {
+    options = std::move(kept);
+    return;
+  }
+  if (!conflict.empty())
+    return;
+  auto join = [](ArrayRef<TensorSharding> shardings) {
+    std::string text;
+    for (const TensorSharding &sharding : shardings)
+      text += (text.empty() ? "" : ", ") + sharding.str();
+    return text;
+  };
+  conflict = "the sharding " + join(fixed) + " fixed on " + what.str() +
+             " is none of its strategies at dp=" +
+             std::to_string(mesh.getDataParallel()) +
+             " tp=" + std::to_string(mesh.getTensorParallel()) + " (";
+  for (auto [i, s] : llvm::enumerate(options))
+    conflict += (i ? "; " : "") + join(s.results);
+  conflict += ")";
+}
+
 std::optional<unsigned> ShardingSpace::getNode(Operation *op) const {
   if (auto it = opNodes.find(op); it != opNodes.end())
     return it->second;
@@ -120,7 +167,11 @@ unsigned ShardingSpace::addFixedNode(Value value) {
   if (int64_t dim = graph.getBatchDim(value); dim >= 0)
     sharding.dims[dim] = kDataAxis;
   strategy.results.push_back(sharding);
-  strategies.push_back({strategy});
+  std::vector<Strategy> options = {strategy};
+  if (const TensorSharding *fixed =
+          constraints ? constraints->lookup(value) : nullptr)
+    restrictTo(options, *fixed, describe(value));
+  strategies.push_back(std::move(options));
   unsigned node = problem.addNode({0.0});
   argNodes[value] = node;
   return node;
@@ -144,6 +195,9 @@ unsigned ShardingSpace::addParameterNode(Value param, double weight) {
       split.parameterElements = double(type.getNumElements()) / t;
       options.push_back(split);
     }
+  if (const TensorSharding *fixed =
+          constraints ? constraints->lookup(param) : nullptr)
+    restrictTo(options, *fixed, describe(param));
   SmallVector<double> time;
   SmallVector<StrategyMemory> memory;
   for (const Strategy &s : options) {
@@ -235,6 +289,9 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
       options.push_back(std::move(s));
     }
   }
+  if (const SmallVector<TensorSharding, 1> *fixed =
+          constraints ? constraints->lookup(op) : nullptr)
+    restrictTo(options, *fixed, describe(op));
 
   SmallVector<double> time;
   SmallVector<StrategyMemory> memory;

@@ -67,6 +67,10 @@ struct TensorSharding {
   int64_t getShards(const StageMesh &mesh) const;
   /// `[dp, *, tp]`, `[*, *] partial(tp)`, `[dp+tp, *]`.
   std::string str() const;
+  /// The inverse of str() for a tensor of rank `rank` (spaces are free);
+  /// fails with `error` naming what is wrong.
+  static FailureOr<TensorSharding> parse(StringRef text, unsigned rank,
+                                         std::string &error);
 
   bool operator==(const TensorSharding &other) const {
     return dims == other.dims && partial == other.partial;

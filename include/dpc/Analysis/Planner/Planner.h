@@ -17,6 +17,7 @@
 #include "dpc/Analysis/CostModel/PipelineCost.h"
 #include "dpc/Analysis/CostModel/ReshardingCost.h"
 #include "dpc/Analysis/Planner/LayerSegmentation.h"
+#include "dpc/Analysis/Planner/ShardingConstraints.h"
 
 #include <optional>
 
@@ -39,6 +40,8 @@ struct PlannerOptions {
   double exposedTensorComm = 0.5;
   /// Seconds CBC may spend on one integer program.
   double ilpTimeLimit = 10.0;
+  /// Shardings fixed in the IR (may be null).
+  const ShardingConstraints *constraints = nullptr;
 };
 
 /// What one pipeline stage holds and does.
@@ -95,7 +98,8 @@ struct Plan {
 };
 
 /// Plans `graph` on `options`. Fails with `error` when the request cannot
-/// be met: degrees that do not multiply to the device count, or no plan
+/// be met: degrees that do not multiply to the device count, shardings
+/// fixed in the IR that no configuration can give, or no plan
 /// that fits in memory (naming the stage and kind of memory that is short,
 /// and by how much).
 FailureOr<Plan> planTraining(const TrainingGraph &graph,

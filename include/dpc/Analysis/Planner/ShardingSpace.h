@@ -7,6 +7,8 @@
 // op's cost interface, its stored activations from the backward pass's
 // uses, and each edge's cost from the resharding its two ends need.
 // Parameters are nodes too: replicated, or split along one dimension.
+// Shardings the user fixed in the IR leave only the strategies that give
+// them; when none does, the space records why and the planner skips it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "dpc/Analysis/CostModel/ReshardingCost.h"
 #include "dpc/Analysis/Planner/LayerSegmentation.h"
+#include "dpc/Analysis/Planner/ShardingConstraints.h"
 #include "dpc/Analysis/Planner/ShardingProblem.h"
 
 namespace mlir::dpc {
@@ -28,7 +31,8 @@ public:
   ShardingSpace(const TrainingGraph &graph,
                 const LayerSegmentation &segmentation, const StageMesh &mesh,
                 int64_t microBatchSize, double backwardFactor,
-                double exposedTensorComm = 1.0);
+                double exposedTensorComm = 1.0,
+                const ShardingConstraints *constraints = nullptr);
 
   struct Strategy {
     /// Factors split by the data and tensor axes (-1: none).
@@ -73,7 +77,15 @@ public:
 
   const StageMesh &getMesh() const { return mesh; }
 
+  /// Empty, or why the fixed shardings cannot be met on this mesh (the
+  /// first value whose fixed sharding no strategy gives).
+  StringRef getConflict() const { return conflict; }
+
 private:
+  /// Keeps the `options` whose results are `fixed`; when none is, keeps
+  /// them all and records the conflict of `what`.
+  void restrictTo(std::vector<Strategy> &options,
+                  ArrayRef<TensorSharding> fixed, const Twine &what);
   unsigned addOpNode(Operation *op, double weight);
   unsigned addParameterNode(Value param, double weight);
   unsigned addFixedNode(Value value);
@@ -90,6 +102,8 @@ private:
   int64_t microBatchSize;
   double backwardFactor;
   double exposedTensorComm;
+  const ShardingConstraints *constraints;
+  std::string conflict;
   /// Micro-batch of all replicas over the IR's batch.
   double batchScale;
 

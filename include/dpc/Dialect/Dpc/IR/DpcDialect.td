@@ -62,6 +62,8 @@ def Dpc_Dialect : Dialect {
     /// Argument attribute of the planner: how the argument is split over
     /// the stage mesh ("[dp, *, tp]"); ops carry one per result.
     static constexpr ::llvm::StringLiteral kShardingAttrName = "dpc.sharding";
+    /// Op attribute of the planner: the pipeline stage that runs the op.
+    static constexpr ::llvm::StringLiteral kStageAttrName = "dpc.stage";
   }];
 }
 

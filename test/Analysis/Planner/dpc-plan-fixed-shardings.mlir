@@ -1,0 +1,43 @@
+// RUN: dpc-opt %s --train --optimizer=sgd -o %t.mlir
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=1 tp=4" | FileCheck %s
+// Replanning a planned module keeps its plan.
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=1 tp=4" -o %t.planned.mlir
+// RUN: dpc-opt %t.planned.mlir -dpc-plan="mesh=4 dp=1 tp=4" | FileCheck %s
+// The fixed shardings need the tensor axis: on four devices the planner
+// must choose tp > 1 on its own.
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4" | FileCheck %s --check-prefix=FREE
+// RUN: not dpc-opt %t.mlir -dpc-plan="mesh=4 tp=1" 2>&1 | FileCheck %s --check-prefix=CONFLICT
+
+// Left alone, the planner splits both weights by column on this MLP (one
+// all-gather between the matmuls). The user fixes Megatron-LM's layout
+// instead: the up-projection by column (its result split over tp) and the
+// down-projection's weight by row, so that the second matmul leaves a
+// partial sum over tp.
+func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
+                   %labels: tensor<8xi64> {dpc.input = "labels"},
+                   %w0: tensor<1024x4096xf32> {dpc.param = "up.weight"},
+                   %w1: tensor<4096x1024xf32> {dpc.param = "down.weight",
+                                               dpc.sharding = "[tp, *]"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w0 {dpc.sharding = ["[dp, tp]"]}
+      : (tensor<8x1024xf32>, tensor<1024x4096xf32>) -> tensor<8x4096xf32>
+  %1 = dpc.relu %0 : tensor<8x4096xf32>
+  %2 = dpc.matmul %1, %w1 : (tensor<8x4096xf32>, tensor<4096x1024xf32>) -> tensor<8x1024xf32>
+  %loss = dpc.softmax_cross_entropy %2, %labels mean {ignore_index = -100 : i64}
+      : (tensor<8x1024xf32>, tensor<8xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
+
+// CHECK-LABEL: func.func @forward_backward
+// CHECK-SAME: dpc.param = "up.weight", dpc.sharding = "[*, tp]"
+// CHECK-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
+// CHECK: dpc.matmul {{.*}}dpc.sharding = ["[dp, tp]"]
+// CHECK: dpc.relu {{.*}}dpc.sharding = ["[dp, tp]"]
+// CHECK: dpc.matmul {{.*}}dpc.sharding = ["[dp, *] partial(tp)"]
+
+// FREE: dpc.plan = {{{.*}}tp = 4
+// FREE-LABEL: func.func @forward_backward
+// FREE-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
+// FREE: dpc.matmul {{.*}}dpc.sharding = ["[dp, tp]"]
+
+// CONFLICT: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])
