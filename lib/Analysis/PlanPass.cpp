@@ -2,6 +2,7 @@
 
 #include "dpc/Analysis/Passes.h"
 #include "dpc/Analysis/Planner/PlanReport.h"
+#include "dpc/Analysis/Planner/ShardingCompletion.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -75,6 +76,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     if (printTable)
       printPlanTable(*plan, *graph, segmentation, context, llvm::outs());
     annotatePlan(module, *plan, *graph, segmentation, context);
+    completeShardings(module, *plan, *graph, *parsedCluster);
   }
 };
 } // namespace

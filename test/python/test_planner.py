@@ -120,8 +120,10 @@ def test_plan_is_in_the_ir(gpt4, tmp_path):
     body = text[text.index("func.func @forward_backward"):]
     body = body[:body.index("func.func @train_step")]
     header, body = body.split("\n", 1)
-    # Every argument says how it is split.
-    assert header.count("dpc.sharding") == header.count("%arg")
+    # Every argument and result says how it is split.
+    inputs, outputs = header.split(") -> (")
+    assert inputs.count("dpc.sharding") == inputs.count("%arg")
+    assert outputs.count("dpc.sharding") == outputs.count("tensor<")
     # The forward ops come first; each carries one sharding per result.
     forward = body[:body.index("softmax_cross_entropy")]
     for line in forward.splitlines():
@@ -134,3 +136,76 @@ def test_plan_is_in_the_ir(gpt4, tmp_path):
     # The tensor axis splits something in every layer (weights for large
     # models, the batch or sequence for a model this small).
     assert re.search(r'dpc\.matmul [^\n]*dpc\.sharding = \["\[[^"]*tp', forward)
+
+
+def _function(text, name):
+    """(header, body) of func.func @name in printed IR."""
+    start = text.index("func.func @" + name)
+    end = text.index("\n  }\n", start)
+    header, body = text[start:end].split("\n", 1)
+    return header, body
+
+
+def test_every_value_of_the_step_is_sharded(gpt4, tmp_path):
+    out = str(tmp_path / "planned.mlir")
+    subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--dp=2", "--tp=4", "--pp=2", "-o", out],
+                   check=True)
+    text = open(out).read()
+    for name in ("forward_backward", "train_step"):
+        header, body = _function(text, name)
+        inputs, outputs = header.split(") -> (")
+        assert inputs.count("dpc.sharding") == inputs.count("%arg"), name
+        assert outputs.count("dpc.sharding") == outputs.count("tensor<"), name
+        for line in body.splitlines():
+            if re.match(r"\s*%\S+ = ", line):
+                assert "dpc.sharding" in line, line
+            stage = re.search(r"dpc\.stage = (\d+)", line)
+            assert not stage or int(stage.group(1)) < 2, line
+
+    header, body = _function(text, "forward_backward")
+    args = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', header))
+    grads = dict(re.findall(r'dpc\.grad = "([^"]+)", dpc\.sharding = "([^"]+)"', header))
+    assert args and set(grads) == set(args)
+    for param, sharding in args.items():
+        # A gradient leaves laid out like its parameter, either still a
+        # partial sum (the f32 layer-norm gradients) or already reduced in
+        # the compute precision (bf16 weights, reduced before their cast).
+        assert re.fullmatch(re.escape(sharding) + r"( partial\((dp|tp|dp\+tp)\))?",
+                            grads[param]), (param, sharding, grads[param])
+    assert any("partial(dp" in g for g in grads.values())
+
+    # Each gradient is made on its parameter's stage.
+    returned = [v.strip() for v in re.search(r"return ([^:]*):", body).group(1).split(",")]
+    grad_names = re.findall(r'tensor<[^>]*> \{(?:dpc\.grad = "([^"]+)"|[^}]*)', header.split(") -> (")[1])
+    stage_of = {}
+    for line in body.splitlines():
+        m = re.match(r"\s*(%[\w#:]+) = .*dpc\.stage = (\d+)", line)
+        if m:
+            stage_of[m.group(1).split(":")[0]] = int(m.group(2))
+    assert set(stage_of.values()) == {0, 1}
+    first_use = {}
+    arg_names = re.findall(r'(%arg\d+): [^{]*\{[^}]*?dpc\.param = "([^"]+)"', header)
+    for arg, param in arg_names:
+        for line in body.splitlines():
+            if re.search(re.escape(arg) + r"\b", line) and "dpc.stage" in line:
+                first_use[param] = int(re.search(r"dpc\.stage = (\d+)", line).group(1))
+                break
+    for value, param in zip(returned, grad_names):
+        if param:
+            assert stage_of[value] == first_use[param], (param, value)
+
+    # The optimizer returns each parameter as the next step expects it.
+    header, _ = _function(text, "train_step")
+    inputs, outputs = header.split(") -> (")
+    param_in = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', inputs))
+    param_out = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', outputs))
+    assert param_in == args and param_out == args
+    # ZeRO-1 and up keep each replica's share of the optimizer state: split
+    # over the data axis on top of the parameter's own layout.
+    assert re.search(r"zero_stage = [1-3]", text)
+    state = re.findall(r'dpc\.opt_state = "([^":]+):\w+", dpc\.sharding = "([^"]+)"', inputs)
+    assert state
+    for param, sharding in state:
+        assert "dp" in sharding, (param, sharding)
+        assert sharding.replace("dp+tp", "tp").replace("dp", "*") == args[param], \
+            (param, sharding, args[param])

@@ -69,8 +69,9 @@ def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
 
     Writes `dpc.plan` (a dictionary) on the module, `dpc.sharding` (one
     string per result, such as `"[dp, *, tp]"` or `"[dp, *] partial(tp)"`)
-    and `dpc.stage` on every forward op, and `dpc.sharding` on every
-    argument. `print-table` prints the plan's table to stdout; `report`
+    and `dpc.stage` on every op of `@forward_backward` and `@train_step`,
+    and `dpc.sharding` on their arguments and results: the forward ops as
+    planned, the backward and optimizer ops as that plan implies. `print-table` prints the plan's table to stdout; `report`
     writes it as JSON. A request that cannot be met (degrees that do not
     multiply to the mesh, a model that does not fit) fails with a message
     that says which memory is short and by how much.

@@ -252,6 +252,27 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       texts.push_back(builder.getStringAttr(sharding.str()));
     return builder.getArrayAttr(texts);
   };
+  // Ops that never touch the batch (weight casts, masks) run on the first
+  // stage that uses them, wherever the program order put them; the rest on
+  // their segment's stage. In reverse order, every user already has its
+  // stage.
+  llvm::DenseSet<Operation *> floating;
+  for (Operation *op : graph.getForwardOps())
+    if (llvm::none_of(llvm::concat<Value>(op->getOperands(), op->getResults()),
+                      [&](Value v) { return graph.getBatchDim(v) >= 0; }))
+      floating.insert(op);
+  llvm::DenseMap<Operation *, int64_t> stageOf;
+  for (Operation *op : llvm::reverse(graph.getForwardOps())) {
+    int64_t segment = segmentation.getSegmentOf(op);
+    std::optional<int64_t> stage;
+    if (floating.contains(op) || segment < 0)
+      for (Operation *user : op->getUsers())
+        if (auto it = stageOf.find(user); it != stageOf.end())
+          stage = stage ? std::min(*stage, it->second) : it->second;
+    if (!stage && segment >= 0)
+      stage = getStageOf(plan, segment);
+    stageOf[op] = stage.value_or(0);
+  }
   for (Operation *op : graph.getForwardOps()) {
     Operation *rep = segmentation.getRepresentative(op);
     if (auto it = plan.results.find(rep); it != plan.results.end())
@@ -264,10 +285,8 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
             cast<ShapedType>(result.getType()).getRank()));
       op->setAttr(DpcDialect::kShardingAttrName, shardingArray(whole));
     }
-    int64_t segment = segmentation.getSegmentOf(op);
     op->setAttr(DpcDialect::kStageAttrName,
-                builder.getI64IntegerAttr(
-                    segment >= 0 ? getStageOf(plan, segment) : 0));
+                builder.getI64IntegerAttr(stageOf[op]));
   }
   func::FuncOp func = graph.getFunction();
   for (BlockArgument arg : func.getArguments()) {

@@ -7,6 +7,8 @@
 // must choose tp > 1 on its own.
 // RUN: dpc-opt %t.mlir -dpc-plan="mesh=4" | FileCheck %s --check-prefix=FREE
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=4 tp=1" 2>&1 | FileCheck %s --check-prefix=CONFLICT
+// With two replicas the gradients leave as partial sums over them.
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=2 tp=2" | FileCheck %s --check-prefix=DATA
 
 // Left alone, the planner splits both weights by column on this MLP (one
 // all-gather between the matmuls). The user fixes Megatron-LM's layout
@@ -31,13 +33,30 @@ func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-SAME: dpc.param = "up.weight", dpc.sharding = "[*, tp]"
 // CHECK-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
+// CHECK-SAME: dpc.grad = "up.weight", dpc.sharding = "[*, tp]"
+// CHECK-SAME: dpc.grad = "down.weight", dpc.sharding = "[tp, *]"
 // CHECK: dpc.matmul {{.*}}dpc.sharding = ["[dp, tp]"]
 // CHECK: dpc.relu {{.*}}dpc.sharding = ["[dp, tp]"]
 // CHECK: dpc.matmul {{.*}}dpc.sharding = ["[dp, *] partial(tp)"]
+// The backward pass follows (-dpc-plan completes every value): the
+// weight gradients come out laid out as their weights (no pending sum:
+// the data axis has one device), and the update keeps each weight's
+// layout.
+// CHECK: return
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: dpc.param = "up.weight", dpc.sharding = "[*, tp]"
+// CHECK-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
+// CHECK: call @forward_backward{{.*}}dpc.sharding = ["[]", "[*, tp]", "[tp, *]"]
+// CHECK: dpc.sub {{.*}}dpc.sharding = ["[*, tp]"], dpc.stage = 0
+// CHECK: dpc.sub {{.*}}dpc.sharding = ["[tp, *]"], dpc.stage = 0
 
 // FREE: dpc.plan = {{{.*}}tp = 4
 // FREE-LABEL: func.func @forward_backward
 // FREE-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
 // FREE: dpc.matmul {{.*}}dpc.sharding = ["[dp, tp]"]
+
+// DATA-LABEL: func.func @forward_backward
+// DATA-SAME: dpc.grad = "up.weight", dpc.sharding = "[*, tp] partial(dp)"
+// DATA-SAME: dpc.grad = "down.weight", dpc.sharding = "[tp, *] partial(dp)"
 
 // CONFLICT: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])

@@ -85,7 +85,7 @@ DpcDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
   }
   if (name != kOutputAttrName && name != kStateAttrName &&
       name != kGradAttrName && name != kOptStateAttrName &&
-      name != kParamAttrName)
+      name != kParamAttrName && name != kShardingAttrName)
     return op->emitError("unknown dpc result attribute '") << name << "'";
   if (name == kShardingAttrName && !isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")

@@ -1,0 +1,34 @@
+//===- ShardingCompletion.h - Shardings the plan implies ------*- C++ -*-===//
+//
+// The planner decides the forward pass; the backward pass and the optimizer
+// follow from it. This completes the plan in the IR so that every value
+// carries a sharding: each backward op of `@forward_backward`, and each op
+// of `@train_step`, takes the strategy of its sharding rule that needs the
+// least resharding of its operands as they already lie (then the least
+// compute per device), and runs on the earliest pipeline stage among its
+// operands'. Gradients leave `@forward_backward` as partial sums over the
+// data axis; in `@train_step` they arrive reduced (all-reduced, or
+// reduce-scattered over the data axis under ZeRO-2/3), optimizer state is
+// split over the data axis under ZeRO-1 and up, and parameters under ZeRO-3.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_ANALYSIS_PLANNER_SHARDINGCOMPLETION_H
+#define DPC_ANALYSIS_PLANNER_SHARDINGCOMPLETION_H
+
+#include "dpc/Analysis/Planner/Planner.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::dpc {
+
+/// Writes `dpc.sharding` (and `dpc.stage` where the op belongs to one
+/// stage) on every op of `@forward_backward` and `@train_step` that
+/// annotatePlan did not annotate, and `dpc.sharding` on their arguments
+/// and results. Expects annotatePlan's attributes on the forward pass.
+void completeShardings(ModuleOp module, const Plan &plan,
+                       const TrainingGraph &graph, const Cluster &cluster);
+
+} // namespace mlir::dpc
+
+#endif // DPC_ANALYSIS_PLANNER_SHARDINGCOMPLETION_H

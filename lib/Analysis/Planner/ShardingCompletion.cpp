@@ -1,0 +1,480 @@
+//===- ShardingCompletion.cpp - Shardings the plan implies ---------------===//
+
+#include "dpc/Analysis/Planner/ShardingCompletion.h"
+#include "dpc/Analysis/CostModel/ComputeCost.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+/// The shardings and stages known so far, and how to extend them.
+class Completion {
+public:
+  Completion(const Plan &plan, const Cluster &cluster)
+      : plan(plan), cluster(cluster),
+        mesh(plan.pipelineParallel, plan.dataParallel, plan.tensorParallel,
+             cluster) {}
+
+  /// Reads what annotatePlan wrote on `graph`'s function: its arguments
+  /// and forward ops.
+  void readPlanned(const TrainingGraph &graph);
+  /// Chooses a sharding for every op of `func` that has none yet, in
+  /// program order.
+  void complete(func::FuncOp func);
+  /// Writes the sharding (and stage) of every value of `func`.
+  void write(func::FuncOp func);
+
+  /// Seeds `value`.
+  void set(Value value, const TensorSharding &sharding,
+           std::optional<int64_t> stage) {
+    TensorSharding &stored = shardings[value] = sharding;
+    // A sum pending over one device is complete.
+    for (StageAxis axis : {kDataAxis, kTensorAxis})
+      if (mesh.getAxisSize(axis) == 1)
+        stored.partial &= ~unsigned(axis);
+    if (stage)
+      addStage(value, *stage);
+  }
+  const TensorSharding *lookup(Value value) const {
+    auto it = shardings.find(value);
+    return it == shardings.end() ? nullptr : &it->second;
+  }
+  /// The first stage that holds `value`.
+  std::optional<int64_t> getStage(Value value) const {
+    auto it = stages.find(value);
+    if (it == stages.end() || it->second.empty())
+      return std::nullopt;
+    return it->second.front();
+  }
+  /// Asks that `value` be made with the dimensions of `sharding` (a
+  /// gradient, laid out as its parameter).
+  void want(Value value, const TensorSharding &sharding) {
+    wanted[value] = sharding;
+  }
+  /// `sharding` split over the data axis along its first whole dimension
+  /// that the data-parallel degree divides (ZeRO's partition), if any.
+  TensorSharding splitOverData(TensorSharding sharding, Type type) const;
+
+private:
+  struct Choice {
+    SmallVector<TensorSharding, 3> operands, results;
+    /// Seconds of resharding the operands, operands not taken as they
+    /// lie, and seconds of compute per device.
+    double reshardTime = std::numeric_limits<double>::infinity();
+    int mismatches = 0;
+    /// Results laid out otherwise than they must leave the function.
+    int wrongResults = std::numeric_limits<int>::max();
+    double computeTime = 0.0;
+  };
+  void choose(Operation *op);
+  /// The stage that already holds the most operands (the earliest of
+  /// equals): a backward op runs where the forward values it reads are,
+  /// and a gradient crosses to the stage before. Ops on constants and
+  /// hyperparameters alone run on every stage (none).
+  std::optional<int64_t> pickStage(Operation *op) const;
+  void evaluate(Operation *op, Choice &choice) const;
+
+  const Plan &plan;
+  const Cluster &cluster;
+  StageMesh mesh;
+  llvm::DenseMap<Value, TensorSharding> shardings;
+  /// The stages that hold each value, ascending: where it is made and,
+  /// for a forward value, every stage whose forward ops read it (it was
+  /// sent there).
+  llvm::DenseMap<Value, SmallVector<int64_t, 2>> stages;
+  void addStage(Value value, int64_t stage) {
+    SmallVector<int64_t, 2> &held = stages[value];
+    auto it = llvm::lower_bound(held, stage);
+    if (it == held.end() || *it != stage)
+      held.insert(it, stage);
+  }
+  llvm::DenseSet<Operation *> planned;
+  llvm::DenseMap<Value, TensorSharding> wanted;
+  /// The stage each completed op runs on (none: every stage).
+  llvm::DenseMap<Operation *, std::optional<int64_t>> opStages;
+};
+
+} // namespace
+
+static TensorSharding replicatedLike(Value value) {
+  return TensorSharding::replicated(
+      cast<ShapedType>(value.getType()).getRank());
+}
+
+static bool isConstant(Value value) {
+  return value.getDefiningOp() && matchPattern(value, m_Constant());
+}
+
+static TensorSharding parseOrReplicate(Attribute attr, Value value) {
+  std::string error;
+  if (auto text = dyn_cast_or_null<StringAttr>(attr))
+    if (FailureOr<TensorSharding> sharding = TensorSharding::parse(
+            text.getValue(), cast<ShapedType>(value.getType()).getRank(),
+            error);
+        succeeded(sharding))
+      return *sharding;
+  return replicatedLike(value);
+}
+
+void Completion::readPlanned(const TrainingGraph &graph) {
+  func::FuncOp func = graph.getFunction();
+  for (BlockArgument arg : func.getArguments())
+    shardings[arg] = parseOrReplicate(
+        func.getArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName),
+        arg);
+  for (Operation *op : graph.getForwardOps()) {
+    auto texts = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);
+    auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
+    if (!texts || !stage || texts.size() != op->getNumResults())
+      continue;
+    planned.insert(op);
+    for (auto [text, result] : llvm::zip_equal(texts, op->getResults())) {
+      shardings[result] = parseOrReplicate(text, result);
+      addStage(result, stage.getInt());
+    }
+  }
+  // A value the forward pass reads on another stage was sent there.
+  for (Operation *op : graph.getForwardOps())
+    if (auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName))
+      for (Value operand : op->getOperands())
+        addStage(operand, stage.getInt());
+}
+
+TensorSharding Completion::splitOverData(TensorSharding sharding,
+                                         Type type) const {
+  int64_t d = plan.dataParallel;
+  if (d == 1 || sharding.getSplitDim(kDataAxis) >= 0)
+    return sharding;
+  ArrayRef<int64_t> shape = cast<ShapedType>(type).getShape();
+  for (auto [dim, axes] : llvm::enumerate(sharding.dims)) {
+    int64_t local = shape[dim] / (axes & kTensorAxis ? plan.tensorParallel : 1);
+    if (local % d == 0) {
+      axes |= kDataAxis;
+      return sharding;
+    }
+  }
+  return sharding;
+}
+
+/// Prices `choice` for `op`: the resharding of every operand from where it
+/// lies, and the op's compute on its share.
+void Completion::evaluate(Operation *op, Choice &choice) const {
+  double reshardTime = 0.0;
+  int mismatches = 0;
+  for (auto [operand, wanted] :
+       llvm::zip_equal(op->getOperands(), choice.operands)) {
+    const TensorSharding *have = lookup(operand);
+    if (!have || isConstant(operand))
+      continue;
+    if (!(*have == wanted))
+      ++mismatches;
+    reshardTime += getReshardingTime(getSizeInBytes(operand.getType()), *have,
+                                     wanted, mesh);
+  }
+  int64_t shards = 1;
+  for (const TensorSharding &result : choice.results)
+    shards = std::max(shards, result.getShards(mesh));
+  choice.reshardTime = reshardTime;
+  choice.mismatches = mismatches;
+  choice.wrongResults = 0;
+  for (auto [result, sharding] :
+       llvm::zip_equal(op->getResults(), choice.results))
+    if (auto it = wanted.find(result);
+        it != wanted.end() && it->second.dims != sharding.dims)
+      ++choice.wrongResults;
+  choice.computeTime = getOpComputeEstimate(op, cluster, double(shards)).time;
+}
+
+/// Whether `a` beats `b`: less resharding, then operands kept as they lie
+/// (a free slice now is a gather later, when the value must be whole
+/// again), then less compute.
+static bool isBetter(double reshardA, int mismatchesA, double computeA,
+                     double reshardB, int mismatchesB, double computeB) {
+  auto less = [](double x, double y) { return x < y * (1 - 1e-9) - 1e-15; };
+  if (less(reshardA, reshardB) || less(reshardB, reshardA))
+    return less(reshardA, reshardB);
+  if (mismatchesA != mismatchesB)
+    return mismatchesA < mismatchesB;
+  return less(computeA, computeB);
+}
+
+void Completion::choose(Operation *op) {
+  Choice best;
+  auto consider = [&](Choice candidate) {
+    evaluate(op, candidate);
+    if (candidate.wrongResults < best.wrongResults ||
+        (candidate.wrongResults == best.wrongResults &&
+         isBetter(candidate.reshardTime, candidate.mismatches,
+                  candidate.computeTime, best.reshardTime, best.mismatches,
+                  best.computeTime)))
+      best = std::move(candidate);
+  };
+
+  auto shardable = dyn_cast<ShardableOpInterface>(op);
+  if (!shardable) {
+    // No rule: the whole op on every device.
+    Choice whole;
+    for (Value operand : op->getOperands())
+      whole.operands.push_back(replicatedLike(operand));
+    for (Value result : op->getResults())
+      whole.results.push_back(replicatedLike(result));
+    consider(std::move(whole));
+  } else {
+    ShardingRule rule = shardable.getShardingRule();
+    int64_t d = plan.dataParallel, t = plan.tensorParallel;
+    auto splittable = [&](int64_t factor, int64_t ways) {
+      return rule.getFactorKind(factor) != FactorKind::NeedReplication &&
+             rule.getFactorSize(factor) % ways == 0;
+    };
+    auto shardingOf = [&](ArrayRef<int64_t> factors, int64_t dataFactor,
+                          int64_t tensorFactor, bool isResult) {
+      TensorSharding sharding = TensorSharding::replicated(factors.size());
+      for (auto [dim, factor] : llvm::enumerate(factors)) {
+        if (factor == ShardingRule::kNoFactor)
+          continue;
+        if (factor == dataFactor)
+          sharding.dims[dim] |= kDataAxis;
+        if (factor == tensorFactor)
+          sharding.dims[dim] |= kTensorAxis;
+      }
+      if (isResult)
+        for (auto [factor, axis] : {std::pair(dataFactor, kDataAxis),
+                                    std::pair(tensorFactor, kTensorAxis)})
+          if (factor >= 0 &&
+              rule.getFactorKind(factor) == FactorKind::Reduction &&
+              !llvm::is_contained(factors, factor))
+            sharding.partial |= axis;
+      return sharding;
+    };
+    for (int64_t dataFactor = -1; dataFactor < rule.getNumFactors();
+         ++dataFactor) {
+      if (dataFactor >= 0 && !splittable(dataFactor, d))
+        continue;
+      for (int64_t tensorFactor = -1; tensorFactor < rule.getNumFactors();
+           ++tensorFactor) {
+        // One factor may take both axes (the batch over dp+tp).
+        if (tensorFactor >= 0 &&
+            !splittable(tensorFactor, tensorFactor == dataFactor ? d * t : t))
+          continue;
+        Choice candidate;
+        for (unsigned i = 0; i < rule.getNumOperands(); ++i)
+          candidate.operands.push_back(shardingOf(
+              rule.getOperandFactors(i), dataFactor, tensorFactor, false));
+        for (unsigned j = 0; j < rule.getNumResults(); ++j)
+          candidate.results.push_back(shardingOf(
+              rule.getResultFactors(j), dataFactor, tensorFactor, true));
+        consider(std::move(candidate));
+      }
+    }
+  }
+
+  std::optional<int64_t> stage = pickStage(op);
+  opStages[op] = stage;
+  for (auto [result, sharding] :
+       llvm::zip_equal(op->getResults(), best.results))
+    set(result, sharding, stage);
+}
+
+std::optional<int64_t> Completion::pickStage(Operation *op) const {
+  std::optional<int64_t> stage;
+  llvm::SmallDenseMap<int64_t, int> held;
+  for (Value operand : op->getOperands())
+    if (!isConstant(operand))
+      if (auto it = stages.find(operand); it != stages.end())
+        for (int64_t s : it->second)
+          ++held[s];
+  for (auto [s, count] : held)
+    if (!stage || count > held.lookup(*stage) ||
+        (count == held.lookup(*stage) && s < *stage))
+      stage = s;
+  return stage;
+}
+
+void Completion::complete(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (planned.contains(op) || op->getNumResults() == 0 ||
+        op->hasTrait<OpTrait::IsTerminator>() || isa<func::CallOp>(op))
+      return;
+    if (!llvm::all_of(op->getResultTypes(), llvm::IsaPred<ShapedType>))
+      return;
+    ops.push_back(op);
+  });
+  for (Operation *op : ops)
+    choose(op);
+  if (plan.pipelineParallel == 1)
+    return;
+  // Second pass over the stages: a value is also held where its users
+  // run, so that an op on a gradient sent back across a stage boundary
+  // (a bias gradient's reduction) runs on the stage before, with the
+  // layer it belongs to.
+  llvm::DenseMap<Value, SmallVector<int64_t, 2>> sentTo;
+  for (Operation *op : ops)
+    if (std::optional<int64_t> stage = opStages.lookup(op))
+      for (Value operand : op->getOperands())
+        if (!isConstant(operand)) {
+          addStage(operand, *stage);
+          sentTo[operand].push_back(*stage);
+        }
+  for (Operation *op : ops) {
+    std::optional<int64_t> stage = pickStage(op);
+    opStages[op] = stage;
+    for (Value result : op->getResults()) {
+      stages.erase(result);
+      if (stage)
+        addStage(result, *stage);
+      for (int64_t s : sentTo.lookup(result))
+        addStage(result, s);
+    }
+  }
+}
+
+void Completion::write(func::FuncOp func) {
+  Builder builder(func.getContext());
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 0 || planned.contains(op))
+      return;
+    SmallVector<Attribute> texts;
+    for (Value result : op->getResults()) {
+      const TensorSharding *sharding = lookup(result);
+      if (!sharding)
+        return;
+      texts.push_back(builder.getStringAttr(sharding->str()));
+    }
+    op->setAttr(DpcDialect::kShardingAttrName, builder.getArrayAttr(texts));
+    if (std::optional<int64_t> stage = opStages.lookup(op))
+      op->setAttr(DpcDialect::kStageAttrName,
+                  builder.getI64IntegerAttr(*stage));
+    else
+      op->removeAttr(DpcDialect::kStageAttrName);
+  });
+  for (BlockArgument arg : func.getArguments())
+    if (const TensorSharding *sharding = lookup(arg))
+      func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
+                      builder.getStringAttr(sharding->str()));
+  Operation *terminator = func.getBody().back().getTerminator();
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
+    if (const TensorSharding *sharding = lookup(value))
+      func.setResultAttr(i, DpcDialect::kShardingAttrName,
+                         builder.getStringAttr(sharding->str()));
+}
+
+void mlir::dpc::completeShardings(ModuleOp module, const Plan &plan,
+                                  const TrainingGraph &graph,
+                                  const Cluster &cluster) {
+  func::FuncOp forwardBackward = graph.getFunction();
+  Completion backward(plan, cluster);
+  backward.readPlanned(graph);
+  // Gradients leave laid out as their parameters, so that reducing them
+  // is the only communication left to the step.
+  Operation *returned = forwardBackward.getBody().back().getTerminator();
+  for (auto [i, value] : llvm::enumerate(returned->getOperands()))
+    if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
+            i, DpcDialect::kGradAttrName))
+      for (BlockArgument arg : forwardBackward.getArguments())
+        if (forwardBackward.getArgAttr(arg.getArgNumber(),
+                                       DpcDialect::kParamAttrName) == param)
+          backward.want(value, *backward.lookup(arg));
+  backward.complete(forwardBackward);
+  backward.write(forwardBackward);
+
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!trainStep)
+    return;
+  // What @train_step's arguments hold, by the names @forward_backward
+  // gives them.
+  llvm::StringMap<TensorSharding> paramShardings, inputShardings;
+  llvm::StringMap<int64_t> paramStages;
+  for (BlockArgument arg : forwardBackward.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    TensorSharding sharding = *backward.lookup(arg);
+    if (auto name = forwardBackward.getArgAttrOfType<StringAttr>(
+            i, DpcDialect::kParamAttrName)) {
+      paramShardings[name] = sharding;
+      if (std::optional<int64_t> stage = backward.getStage(arg))
+        paramStages[name] = *stage;
+    } else if (auto name = forwardBackward.getArgAttrOfType<StringAttr>(
+                   i, DpcDialect::kInputAttrName)) {
+      inputShardings[name] = sharding;
+    }
+  }
+  Completion step(plan, cluster);
+  auto paramSharding = [&](StringRef name, Value value) {
+    auto it = paramShardings.find(name);
+    TensorSharding sharding =
+        it == paramShardings.end() ? replicatedLike(value) : it->second;
+    return plan.zeroStage >= 3 ? step.splitOverData(sharding, value.getType())
+                               : sharding;
+  };
+  auto stageOf = [&](StringRef name) -> std::optional<int64_t> {
+    auto it = paramStages.find(name);
+    return it == paramStages.end() ? std::nullopt : std::optional(it->second);
+  };
+  // Arguments and results of @train_step pair up by their names.
+  auto classify =
+      [&](DictionaryAttr attrs,
+          Value value) -> std::pair<TensorSharding, std::optional<int64_t>> {
+    if (!attrs)
+      return {replicatedLike(value), std::nullopt};
+    if (auto name = attrs.getAs<StringAttr>(DpcDialect::kParamAttrName))
+      return {paramSharding(name, value), stageOf(name)};
+    if (auto slot = attrs.getAs<StringAttr>(DpcDialect::kOptStateAttrName)) {
+      StringRef param = slot.getValue().rsplit(':').first;
+      TensorSharding sharding = paramSharding(param, value);
+      if (plan.zeroStage >= 1)
+        sharding = step.splitOverData(sharding, value.getType());
+      return {sharding, stageOf(param)};
+    }
+    if (auto name = attrs.getAs<StringAttr>(DpcDialect::kInputAttrName))
+      if (auto it = inputShardings.find(name); it != inputShardings.end())
+        return {it->second, std::nullopt};
+    return {replicatedLike(value), std::nullopt};
+  };
+  for (BlockArgument arg : trainStep.getArguments()) {
+    auto [sharding, stage] =
+        classify(trainStep.getArgAttrDict(arg.getArgNumber()), arg);
+    step.set(arg, sharding, stage);
+  }
+  // The step's gradients arrive reduced over the data axis: whole on each
+  // replica, or reduce-scattered under ZeRO-2/3.
+  trainStep.walk([&](func::CallOp call) {
+    if (call.getCallee() != forwardBackward.getSymName())
+      return;
+    for (auto [i, result] : llvm::enumerate(call.getResults())) {
+      TensorSharding sharding = *backward.lookup(
+          forwardBackward.getBody().back().getTerminator()->getOperand(i));
+      sharding.partial = 0;
+      std::optional<int64_t> stage;
+      if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
+              i, DpcDialect::kGradAttrName)) {
+        stage = stageOf(param);
+        if (plan.zeroStage >= 2)
+          sharding = step.splitOverData(sharding, result.getType());
+      }
+      step.set(result, sharding, stage);
+    }
+  });
+  step.complete(trainStep);
+  step.write(trainStep);
+  // What a result promises is what the next step's argument expects.
+  Builder builder(module.getContext());
+  for (unsigned i = 0; i < trainStep.getNumResults(); ++i) {
+    Value value = trainStep.getBody().back().getTerminator()->getOperand(i);
+    if (DictionaryAttr attrs = trainStep.getResultAttrDict(i);
+        attrs && (attrs.get(DpcDialect::kParamAttrName) ||
+                  attrs.get(DpcDialect::kOptStateAttrName)))
+      trainStep.setResultAttr(
+          i, DpcDialect::kShardingAttrName,
+          builder.getStringAttr(classify(attrs, value).first.str()));
+  }
+}
