@@ -75,6 +75,8 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     }
     if (printTable)
       printPlanTable(*plan, *graph, segmentation, context, llvm::outs());
+    if (!annotate)
+      return;
     annotatePlan(module, *plan, *graph, segmentation, context);
     completeShardings(module, *plan, *graph, *parsedCluster);
   }

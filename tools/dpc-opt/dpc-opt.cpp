@@ -227,6 +227,9 @@ static LogicalResult planTrainStep(ModuleOp module) {
   options.pipelineParallel = fixedPipelineParallel;
   options.report = planReport;
   options.printTable = planOnly;
+  // The IR is not printed after the table: writing the plan onto it is
+  // wasted time.
+  options.annotate = !planOnly;
   pm.addPass(mlir::dpc::createPlan(options));
   return pm.run(module);
 }

@@ -93,6 +93,9 @@ def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",
            "Print the plan's table to stdout">,
+    Option<"annotate", "annotate", "bool", /*default=*/"true",
+           "Write the plan onto the IR (off when only the table or report "
+           "is wanted, as for dpc-opt --plan-only)">,
     Option<"exposedTensorComm", "exposed-tp-comm", "double",
            /*default=*/"0.5",
            "Part of each tensor-parallel collective left exposed after "
