@@ -188,14 +188,23 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     checkpointSum[i + 1] = checkpointSum[i] + costs[i].outputBytes;
   }
   auto sendTime = [&](unsigned last) { return sends[last]; };
-  auto memoryOf = [&](unsigned first, unsigned end, unsigned stage) {
+  SmallVector<double> inFlightOf(p);
+  for (int64_t stage = 0; stage < p; ++stage)
+    inFlightOf[stage] = getMicroBatchesInFlight(variant.schedule, p, stage,
+                                                microBatches, variant.chunks);
+  // `largest`: the largest activation of the stage's segments, which
+  // recomputation stores again during its backward (a caller that grows a
+  // stage segment by segment passes its running maximum).
+  auto memoryOf = [&](unsigned first, unsigned end, unsigned stage,
+                      std::optional<double> largest = std::nullopt) {
     double elements = elementSum[end] - elementSum[first];
-    double largest = 0;
-    if (variant.recompute)
-      for (unsigned i = first; i < end; ++i)
-        largest = std::max(largest, costs[i].activationBytes);
-    double inFlight = getMicroBatchesInFlight(variant.schedule, p, stage,
-                                              microBatches, variant.chunks);
+    if (!largest) {
+      largest = 0.0;
+      if (variant.recompute)
+        for (unsigned i = first; i < end; ++i)
+          largest = std::max(*largest, costs[i].activationBytes);
+    }
+    double inFlight = inFlightOf[stage];
     MemoryBreakdown memory;
     memory.parameters =
         elements * graph.getParameterBytes() / (z >= 3 ? d : 1);
@@ -204,7 +213,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         elements * graph.getOptimizerBytes() / (z >= 1 ? d : 1);
     memory.activations =
         variant.recompute
-            ? inFlight * (checkpointSum[end] - checkpointSum[first]) + largest
+            ? inFlight * (checkpointSum[end] - checkpointSum[first]) +
+                  *largest
             : inFlight * (activationSum[end] - activationSum[first]);
     return memory;
   };
@@ -219,13 +229,16 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     unsigned first = 0;
     for (unsigned stage = 0; stage < p && first < n; ++stage) {
       unsigned end = first;
-      double time = 0.0;
+      double time = 0.0, largest = 0.0;
       while (end < n && n - end - 1 >= p - stage - 1) {
         double next = time + times[end];
-        if (end > first && (next + sendTime(end) > bound ||
-                            memoryOf(first, end + 1, stage).getTotal() > limit))
+        double nextLargest = std::max(largest, costs[end].activationBytes);
+        if (end > first &&
+            (next + sendTime(end) > bound ||
+             memoryOf(first, end + 1, stage, nextLargest).getTotal() > limit))
           break;
         time = next;
+        largest = nextLargest;
         ++end;
       }
       if (end == first)
