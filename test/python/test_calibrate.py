@@ -111,3 +111,27 @@ def test_unwritable_output_fails_before_measuring(tmp_path):
     r = _calibrate("--calibrate=" + str(tmp_path))
     assert r.returncode != 0
     assert "it is a directory" in r.stderr
+
+
+def test_planner_plans_on_the_calibrated_host(calibrated, tmp_path):
+    path, cluster, _ = calibrated
+    root = os.path.join(os.path.dirname(__file__), "..", "..")
+    model = os.path.join(root, "test", "Analysis", "Planner", "residual-mlp.mlir")
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([tool("dpc-opt"), model, "--train", "--optimizer=adam", "-o", step],
+                   check=True)
+    report = str(tmp_path / "plan.json")
+    r = subprocess.run([tool("dpc-opt"), step, "--mesh=1x2", "--cluster=" + path,
+                        "--plan-only", "--plan-report=" + report],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    with open(report) as f:
+        plan = json.load(f)
+    assert plan["cluster"] == "cpu-host-calibrated" and plan["devices"] == 2
+    totals = plan["totals"]
+    # The memory limit is the measured share of the host, and utilization
+    # is counted against the measured f32 GEMM rate.
+    assert totals["memory_limit_bytes"] == pytest.approx(cluster["device"]["memory_gb"] * 1e9)
+    peak = cluster["device"]["peak_tflops"]["f32"] * 1e12
+    mfu = totals["model_flops"] / totals["step_time_s"] / 2 / peak
+    assert totals["mfu"] == pytest.approx(mfu, rel=1e-6)

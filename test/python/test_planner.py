@@ -65,6 +65,17 @@ def test_report_is_consistent(gpt4, tmp_path):
     assert plan["micro_batch_size"] * plan["micro_batches"] * dp == SMALL["batch"]
     assert plan["planning"]["all_optimal"]
     assert "predicted step time" in table and "plan for 16 devices" in table
+    # The layer groups account for the stages: their repeats' compute and
+    # model state add up to the stages' (repeats past the second cost what
+    # the second does; the first may differ by where its input comes from).
+    groups = plan["layer_groups"]
+    compute = sum(g["repeats"] * g["repeat_compute_s"] for g in groups)
+    assert compute == pytest.approx(sum(s["compute_s"] for s in plan["stages"]), rel=0.02)
+    state = sum(g["repeats"] * g["repeat_model_state_bytes"] for g in groups)
+    memory = [s["memory_bytes"] for s in plan["stages"]]
+    assert state == pytest.approx(
+        sum(m["parameters"] + m["gradients"] + m["optimizer_state"] for m in memory), rel=1e-9)
+    assert all(g["devices"] == dp * tp for g in groups)
 
 
 def test_constraints_are_honoured_and_cost_time(gpt4, tmp_path):

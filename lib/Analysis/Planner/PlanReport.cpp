@@ -30,8 +30,10 @@ struct Group {
   /// `matmul [dp, *, tp] x4; ...` over the ops that contract.
   std::string sharding;
   int64_t firstStage = 0, lastStage = 0;
-  /// Per micro-batch, one unit; memory of one unit per device.
+  /// One repeat, on each device of its stage: seconds per micro-batch,
+  /// model-state bytes, activation bytes per micro-batch.
   double computeTime = 0.0, communicationTime = 0.0;
+  double modelStateBytes = 0.0, activationBytes = 0.0;
 };
 
 int64_t getStageOf(const Plan &plan, unsigned segment) {
@@ -84,6 +86,19 @@ SmallVector<Group> getGroups(const Plan &plan,
     for (auto &[key, count] : histogram)
       group.sharding += (group.sharding.empty() ? "" : "; ") + key + " x" +
                         std::to_string(count);
+    // A repeat past the first reads its input from a repeat, as all the
+    // later ones do: it is the typical one.
+    unsigned unit = std::min(1u, region.repeats - 1);
+    for (unsigned k = 0; k < region.period; ++k) {
+      unsigned index = region.first + unit * region.period + k;
+      if (index >= plan.segments.size())
+        continue;
+      const SegmentPlan &segment = plan.segments[index];
+      group.computeTime += segment.computeTime;
+      group.communicationTime += segment.communicationTime;
+      group.modelStateBytes += segment.modelStateBytes;
+      group.activationBytes += segment.activationBytes;
+    }
     group.firstStage = getStageOf(plan, group.firstSegment);
     group.lastStage = getStageOf(plan, group.endSegment - 1);
     groups.push_back(std::move(group));
@@ -118,14 +133,21 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
   os << ", recomputation " << (plan.recompute ? "on" : "off") << ", ZeRO-"
      << plan.zeroStage << "\n\n";
 
-  os << "layer groups (sharding of each op's first result: dp/tp = split "
-        "over the data/tensor axis, * = whole; times per micro-batch)\n";
-  os << llvm::format("  %-28s %7s %6s  %-s\n", "group", "repeats", "stage",
-                     "sharding");
+  os << "layer groups (one repeat on each device of its stage: times per "
+        "micro-batch, forward + backward; model state after ZeRO; "
+        "activations per micro-batch; sharding of each contraction's "
+        "result: dp/tp = split over the data/tensor axis, * = whole)\n";
+  os << llvm::format("  %-28s %7s %6s %8s %10s %9s %9s %9s  %-s\n", "group",
+                     "repeats", "stage", "devices", "compute ms", "comm ms",
+                     "state GiB", "activ GiB", "sharding");
   for (const Group &group : getGroups(plan, segmentation))
-    os << llvm::format("  %-28s %7u %6s  %s\n", group.name.c_str(),
-                       group.repeats, formatStages(group).c_str(),
-                       group.sharding.empty() ? "-" : group.sharding.c_str());
+    os << llvm::format(
+        "  %-28s %7u %6s %8lld %10.4g %9.4g %9.4g %9.4g  %s\n",
+        group.name.c_str(), group.repeats, formatStages(group).c_str(),
+        (long long)(plan.dataParallel * plan.tensorParallel),
+        ms(group.computeTime), ms(group.communicationTime),
+        group.modelStateBytes / kGiB, group.activationBytes / kGiB,
+        group.sharding.empty() ? "-" : group.sharding.c_str());
 
   os << "\nstages (per device; times per micro-batch, forward + backward)\n";
   os << llvm::format("  %5s %9s %8s %12s %9s %9s %9s %9s %11s %10s %12s\n",
@@ -184,6 +206,11 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
         {"segments_per_repeat", group.period},
         {"first_stage", group.firstStage},
         {"last_stage", group.lastStage},
+        {"devices", plan.dataParallel * plan.tensorParallel},
+        {"repeat_compute_s", group.computeTime},
+        {"repeat_exposed_communication_s", group.communicationTime},
+        {"repeat_model_state_bytes", group.modelStateBytes},
+        {"repeat_activation_bytes", group.activationBytes},
         {"sharding", group.sharding}});
   llvm::json::Array stages;
   double peak = 0.0;

@@ -94,6 +94,14 @@ private:
   StageFit fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                const StageMesh &mesh, int64_t microBatches,
                const PipelineVariant &variant, bool ignoreMemory) const;
+  /// Compute time with recomputation over without: one more forward.
+  double getRecomputeFactor(bool recompute) const {
+    return recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
+  }
+  /// What each segment costs a device under `variant`.
+  SmallVector<SegmentPlan>
+  getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
+                  const StageMesh &mesh, const PipelineVariant &variant) const;
 
   const TrainingGraph &graph;
   const LayerSegmentation &segmentation;
@@ -158,14 +166,38 @@ Search::getChoices(const ShardingSpace &space, int64_t tp, int64_t dp,
   return choices;
 }
 
+SmallVector<SegmentPlan>
+Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
+                        const StageMesh &mesh,
+                        const PipelineVariant &variant) const {
+  int64_t d = mesh.getDataParallel();
+  int z = variant.zeroStage;
+  double stateBytes = graph.getParameterBytes() / (z >= 3 ? d : 1) +
+                      graph.getGradientBytes() / (z >= 2 ? d : 1) +
+                      graph.getOptimizerBytes() / (z >= 1 ? d : 1);
+  SmallVector<SegmentPlan> segments;
+  for (const ShardingSpace::SegmentCost &cost : costs) {
+    SegmentPlan segment;
+    segment.computeTime =
+        cost.computeTime * getRecomputeFactor(variant.recompute);
+    segment.communicationTime =
+        cost.communicationTime * (variant.recompute ? 1.5 : 1.0);
+    segment.modelStateBytes = cost.parameterElements * stateBytes;
+    // Recomputation keeps only each segment's input.
+    segment.activationBytes =
+        variant.recompute ? cost.outputBytes : cost.activationBytes;
+    segments.push_back(segment);
+  }
+  return segments;
+}
+
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                      const StageMesh &mesh, int64_t microBatches,
                      const PipelineVariant &variant, bool ignoreMemory) const {
   int64_t p = mesh.getStages(), d = mesh.getDataParallel();
   int z = variant.zeroStage;
   unsigned n = costs.size();
-  double recomputeFactor =
-      variant.recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
+  double recomputeFactor = getRecomputeFactor(variant.recompute);
   auto segmentTime = [&](unsigned i) {
     return costs[i].computeTime * recomputeFactor +
            costs[i].communicationTime * (variant.recompute ? 1.5 : 1.0);
@@ -499,6 +531,7 @@ FailureOr<Plan> Search::run(std::string &error) {
             plan.recompute = variant.recompute;
             plan.zeroStage = variant.zeroStage;
             plan.stages = fitted.stages;
+            plan.segments = getSegmentPlans(costs, mesh, variant);
             plan.stepTime = fitted.stepTime;
             plan.bubbleTime = fitted.bubbleTime;
             plan.pipelineSendTime = fitted.sendTime;

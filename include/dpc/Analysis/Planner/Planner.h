@@ -62,6 +62,16 @@ struct StagePlan {
   double parameters = 0.0;
 };
 
+/// What one layer segment costs each device of its stage under the plan.
+struct SegmentPlan {
+  /// Seconds per micro-batch, forward and backward (with recomputation),
+  /// and of the tensor-parallel collectives left exposed.
+  double computeTime = 0.0, communicationTime = 0.0;
+  /// Bytes of parameters, gradients and optimizer state (after ZeRO), and
+  /// of activations stored per micro-batch in flight.
+  double modelStateBytes = 0.0, activationBytes = 0.0;
+};
+
 struct Plan {
   int64_t dataParallel = 1, tensorParallel = 1, pipelineParallel = 1;
   /// Samples per micro-batch on one data-parallel replica.
@@ -72,6 +82,8 @@ struct Plan {
   bool recompute = false;
   int zeroStage = 0;
   SmallVector<StagePlan> stages;
+  /// Per layer segment, in order.
+  SmallVector<SegmentPlan> segments;
 
   /// Predicted seconds of one step and its parts on the slowest stage.
   double stepTime = 0.0;
