@@ -157,10 +157,11 @@ def _function(text, name):
     return header, body
 
 
-def test_every_value_of_the_step_is_sharded(gpt4, tmp_path):
+@pytest.mark.parametrize("dp, tp, pp", [(2, 4, 2), (1, 4, 4), (4, 1, 4)])
+def test_every_value_of_the_step_is_sharded(gpt4, tmp_path, dp, tp, pp):
     out = str(tmp_path / "planned.mlir")
-    subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--dp=2", "--tp=4", "--pp=2", "-o", out],
-                   check=True)
+    subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--dp=%d" % dp, "--tp=%d" % tp,
+                    "--pp=%d" % pp, "-o", out], check=True)
     text = open(out).read()
     for name in ("forward_backward", "train_step"):
         header, body = _function(text, name)
@@ -171,7 +172,7 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path):
             if re.match(r"\s*%\S+ = ", line):
                 assert "dpc.sharding" in line, line
             stage = re.search(r"dpc\.stage = (\d+)", line)
-            assert not stage or int(stage.group(1)) < 2, line
+            assert not stage or int(stage.group(1)) < pp, line
 
     header, body = _function(text, "forward_backward")
     args = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', header))
@@ -183,7 +184,7 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path):
         # the compute precision (bf16 weights, reduced before their cast).
         assert re.fullmatch(re.escape(sharding) + r"( partial\((dp|tp|dp\+tp)\))?",
                             grads[param]), (param, sharding, grads[param])
-    assert any("partial(dp" in g for g in grads.values())
+    assert dp == 1 or any("partial(dp" in g for g in grads.values())
 
     # Each gradient is made on its parameter's stage.
     returned = [v.strip() for v in re.search(r"return ([^:]*):", body).group(1).split(",")]
@@ -193,7 +194,7 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path):
         m = re.match(r"\s*(%[\w#:]+) = .*dpc\.stage = (\d+)", line)
         if m:
             stage_of[m.group(1).split(":")[0]] = int(m.group(2))
-    assert set(stage_of.values()) == {0, 1}
+    assert set(stage_of.values()) == set(range(pp))
     first_use = {}
     arg_names = re.findall(r'(%arg\d+): [^{]*\{[^}]*?dpc\.param = "([^"]+)"', header)
     for arg, param in arg_names:
@@ -213,7 +214,10 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path):
     assert param_in == args and param_out == args
     # ZeRO-1 and up keep each replica's share of the optimizer state: split
     # over the data axis on top of the parameter's own layout.
-    assert re.search(r"zero_stage = [1-3]", text)
+    zero = int(re.search(r"zero_stage = (\d)", text).group(1))
+    assert zero >= 1 or dp == 1
+    if zero == 0:
+        return
     state = re.findall(r'dpc\.opt_state = "([^":]+):\w+", dpc\.sharding = "([^"]+)"', inputs)
     assert state
     for param, sharding in state:

@@ -16,6 +16,7 @@
 #include "dpc/Analysis/CostModel/CommunicationCost.h"
 #include "dpc/Analysis/CostModel/ComputeCost.h"
 #include "dpc/Analysis/Planner/ShardingSpace.h"
+#include "dpc/Analysis/Planner/StagePartition.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 
 #include "llvm/Support/Format.h"
@@ -98,6 +99,12 @@ private:
   double getRecomputeFactor(bool recompute) const {
     return recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
   }
+  /// A step time no split of `costs` into stages can beat: the pipeline
+  /// of a slowest stage that takes at least its share of the work and its
+  /// longest segment, without sends or the optimizer.
+  double getStepTimeLowerBound(ArrayRef<ShardingSpace::SegmentCost> costs,
+                               const StageMesh &mesh, int64_t microBatches,
+                               const PipelineVariant &variant) const;
   /// What each segment costs a device under `variant`.
   SmallVector<SegmentPlan>
   getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -166,6 +173,24 @@ Search::getChoices(const ShardingSpace &space, int64_t tp, int64_t dp,
   return choices;
 }
 
+double Search::getStepTimeLowerBound(ArrayRef<ShardingSpace::SegmentCost> costs,
+                                     const StageMesh &mesh,
+                                     int64_t microBatches,
+                                     const PipelineVariant &variant) const {
+  double recomputeFactor = getRecomputeFactor(variant.recompute);
+  double total = 0.0, longest = 0.0;
+  for (const ShardingSpace::SegmentCost &cost : costs) {
+    double time = cost.computeTime * recomputeFactor +
+                  cost.communicationTime * (variant.recompute ? 1.5 : 1.0);
+    total += time;
+    longest = std::max(longest, time);
+  }
+  int64_t p = mesh.getStages();
+  double slowest = std::max(longest, total / p);
+  return getPipelineTime(variant.schedule, p, microBatches, slowest, 0.0,
+                         variant.chunks);
+}
+
 SmallVector<SegmentPlan>
 Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
                         const StageMesh &mesh,
@@ -224,18 +249,29 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   for (int64_t stage = 0; stage < p; ++stage)
     inFlightOf[stage] = getMicroBatchesInFlight(variant.schedule, p, stage,
                                                 microBatches, variant.chunks);
-  // `largest`: the largest activation of the stage's segments, which
-  // recomputation stores again during its backward (a caller that grows a
-  // stage segment by segment passes its running maximum).
-  auto memoryOf = [&](unsigned first, unsigned end, unsigned stage,
-                      std::optional<double> largest = std::nullopt) {
-    double elements = elementSum[end] - elementSum[first];
-    if (!largest) {
-      largest = 0.0;
-      if (variant.recompute)
-        for (unsigned i = first; i < end; ++i)
-          largest = std::max(*largest, costs[i].activationBytes);
+  // The largest activation among segments [first, end), which
+  // recomputation stores again during the backward: a sparse table, since
+  // the partition asks for many ranges.
+  SmallVector<SmallVector<double>> largestOf;
+  if (variant.recompute) {
+    largestOf.emplace_back();
+    for (unsigned i = 0; i < n; ++i)
+      largestOf.back().push_back(costs[i].activationBytes);
+    for (unsigned width = 2; width <= n; width *= 2) {
+      const SmallVector<double> &half = largestOf.back();
+      SmallVector<double> level;
+      for (unsigned i = 0; i + width <= n; ++i)
+        level.push_back(std::max(half[i], half[i + width / 2]));
+      largestOf.push_back(std::move(level));
     }
+  }
+  auto largestIn = [&](unsigned first, unsigned end) {
+    unsigned level = llvm::Log2_32(end - first);
+    return std::max(largestOf[level][first],
+                    largestOf[level][end - (1u << level)]);
+  };
+  auto memoryOf = [&](unsigned first, unsigned end, unsigned stage) {
+    double elements = elementSum[end] - elementSum[first];
     double inFlight = inFlightOf[stage];
     MemoryBreakdown memory;
     memory.parameters =
@@ -246,78 +282,41 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     memory.activations =
         variant.recompute
             ? inFlight * (checkpointSum[end] - checkpointSum[first]) +
-                  *largest
+                  largestIn(first, end)
             : inFlight * (activationSum[end] - activationSum[first]);
     return memory;
   };
   double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
                               : memoryLimit;
 
-  // Greedy fill under a time bound: each stage takes segments while it
-  // stays within the bound and the memory limit, leaving one segment for
-  // each later stage.
-  auto fill = [&](double bound, SmallVector<unsigned> &ends) {
-    ends.clear();
-    unsigned first = 0;
-    for (unsigned stage = 0; stage < p && first < n; ++stage) {
-      unsigned end = first;
-      double time = 0.0, largest = 0.0;
-      while (end < n && n - end - 1 >= p - stage - 1) {
-        double next = time + times[end];
-        double nextLargest = std::max(largest, costs[end].activationBytes);
-        if (end > first &&
-            (next + sendTime(end) > bound ||
-             memoryOf(first, end + 1, stage, nextLargest).getTotal() > limit))
-          break;
-        time = next;
-        largest = nextLargest;
-        ++end;
-      }
-      if (end == first)
-        return false;
-      ends.push_back(end);
-      first = end;
-    }
-    return first == n && ends.size() == unsigned(p);
-  };
-  auto stageOk = [&](ArrayRef<unsigned> ends) {
-    unsigned first = 0;
-    for (auto [stage, end] : llvm::enumerate(ends)) {
-      if (memoryOf(first, end, stage).getTotal() > limit)
-        return false;
-      first = end;
-    }
-    return true;
-  };
-
   StageFit result;
-  double lo = 0.0, hi = 0.0;
-  for (unsigned i = 0; i < n; ++i) {
-    lo = std::max(lo, times[i]);
-    hi += times[i] + sends[i];
-  }
-  SmallVector<unsigned> ends;
-  bool feasible = fill(hi, ends) && stageOk(ends);
-  if (feasible) {
-    for (int iteration = 0; iteration < 40 && hi - lo > 1e-9 * hi;
-         ++iteration) {
-      double mid = 0.5 * (lo + hi);
-      SmallVector<unsigned> trial;
-      if (fill(mid, trial) && stageOk(trial))
-        hi = mid;
-      else
-        lo = mid;
-    }
-    fill(hi, ends);
-  } else {
+  // memoryOf(...).getTotal() <= limit, without building the breakdown:
+  // the partition asks this many times.
+  double stateBytes = graph.getParameterBytes() / (z >= 3 ? d : 1) +
+                      graph.getGradientBytes() / (z >= 2 ? d : 1) +
+                      graph.getOptimizerBytes() / (z >= 1 ? d : 1);
+  std::optional<SmallVector<unsigned>> partition = partitionStages(
+      times, sends, p, [&](unsigned first, unsigned end, unsigned stage) {
+        double total =
+            (elementSum[end] - elementSum[first]) * stateBytes +
+            inFlightOf[stage] *
+                (variant.recompute ? checkpointSum[end] - checkpointSum[first]
+                                   : activationSum[end] - activationSum[first]);
+        if (variant.recompute)
+          total += largestIn(first, end);
+        return total <= limit;
+      });
+  if (!partition) {
+    if (ignoreMemory)
+      return result;
     // Report the stage that is short under a time-balanced split.
     StageFit loose = fit(costs, mesh, microBatches, variant, true);
     result.peakMemory = loose.peakMemory;
     result.peakBreakdown = loose.peakBreakdown;
     result.peakStage = loose.peakStage;
-    if (!ignoreMemory)
-      return result;
+    return result;
   }
+  ArrayRef<unsigned> ends = *partition;
 
   // The stages of the partition found.
   unsigned first = 0;
@@ -388,7 +387,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     exposed = std::max(exposed,
                        stage.exposedGradientSyncTime + stage.perStepTime);
   result.stepTime = pipelined + exposed + result.optimizerTime;
-  result.feasible = feasible;
+  result.feasible = true;
   return result;
 }
 
@@ -505,6 +504,10 @@ FailureOr<Plan> Search::run(std::string &error) {
             if (dp == 1 && variant.zeroStage > 0)
               continue;
             ++configurations;
+            // Pipelines that cannot beat the best plan need no stages.
+            if (best && getStepTimeLowerBound(costs, mesh, microBatches,
+                                              variant) >= best->stepTime)
+              continue;
             StageFit fitted = fit(costs, mesh, microBatches, variant, false);
             if (!fitted.feasible) {
               if (fitted.peakMemory < leastShort.peakMemory) {

@@ -58,8 +58,11 @@ public:
   }
   /// Asks that `value` be made with the dimensions of `sharding` (a
   /// gradient, laid out as its parameter).
-  void want(Value value, const TensorSharding &sharding) {
+  void want(Value value, const TensorSharding &sharding,
+            std::optional<int64_t> stage) {
     wanted[value] = sharding;
+    if (stage)
+      wantedStages[value] = *stage;
   }
   /// `sharding` split over the data axis along its first whole dimension
   /// that the data-parallel degree divides (ZeRO's partition), if any.
@@ -100,6 +103,8 @@ private:
   }
   llvm::DenseSet<Operation *> planned;
   llvm::DenseMap<Value, TensorSharding> wanted;
+  /// The stage a value must leave from (a gradient: its parameter's).
+  llvm::DenseMap<Value, int64_t> wantedStages;
   /// The stage each completed op runs on (none: every stage).
   llvm::DenseMap<Operation *, std::optional<int64_t>> opStages;
 };
@@ -293,6 +298,7 @@ std::optional<int64_t> Completion::pickStage(Operation *op) const {
       if (auto it = stages.find(operand); it != stages.end())
         for (int64_t s : it->second)
           ++held[s];
+  // Among stages that hold as many operands, the earliest.
   for (auto [s, count] : held)
     if (!stage || count > held.lookup(*stage) ||
         (count == held.lookup(*stage) && s < *stage))
@@ -326,8 +332,42 @@ void Completion::complete(func::FuncOp func) {
           addStage(operand, *stage);
           sentTo[operand].push_back(*stage);
         }
+  // Ops that only feed gradients of parameters on one stage (a weight
+  // gradient's contraction, a bias gradient's reduction, their casts) run
+  // on that stage, where the parameter and its optimizer state live; their
+  // operands are sent there.
+  llvm::DenseMap<Operation *, int64_t> pinned;
+  for (Operation *op : llvm::reverse(ops)) {
+    std::optional<int64_t> only;
+    bool consistent = true;
+    auto require = [&](std::optional<int64_t> s) {
+      if (!s || (only && *only != *s))
+        consistent = false;
+      else
+        only = s;
+    };
+    for (Value result : op->getResults())
+      for (OpOperand &use : result.getUses()) {
+        Operation *user = use.getOwner();
+        if (user->hasTrait<OpTrait::IsTerminator>()) {
+          auto it = wantedStages.find(result);
+          require(it == wantedStages.end() ? std::nullopt
+                                           : std::optional(it->second));
+        } else {
+          auto it = pinned.find(user);
+          require(it == pinned.end() ? std::nullopt
+                                     : std::optional(it->second));
+        }
+      }
+    if (consistent && only)
+      pinned[op] = *only;
+  }
   for (Operation *op : ops) {
-    std::optional<int64_t> stage = pickStage(op);
+    std::optional<int64_t> stage;
+    if (auto it = pinned.find(op); it != pinned.end())
+      stage = it->second;
+    else
+      stage = pickStage(op);
     opStages[op] = stage;
     for (Value result : op->getResults()) {
       stages.erase(result);
@@ -384,7 +424,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const Plan &plan,
       for (BlockArgument arg : forwardBackward.getArguments())
         if (forwardBackward.getArgAttr(arg.getArgNumber(),
                                        DpcDialect::kParamAttrName) == param)
-          backward.want(value, *backward.lookup(arg));
+          backward.want(value, *backward.lookup(arg), backward.getStage(arg));
   backward.complete(forwardBackward);
   backward.write(forwardBackward);
 
