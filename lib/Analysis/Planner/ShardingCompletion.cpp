@@ -2,6 +2,7 @@
 
 #include "dpc/Analysis/Planner/ShardingCompletion.h"
 #include "dpc/Analysis/CostModel/ComputeCost.h"
+#include "dpc/Analysis/Planner/ShardingSpace.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
@@ -241,26 +242,7 @@ void Completion::choose(Operation *op) {
       return rule.getFactorKind(factor) != FactorKind::NeedReplication &&
              rule.getFactorSize(factor) % ways == 0;
     };
-    auto shardingOf = [&](ArrayRef<int64_t> factors, int64_t dataFactor,
-                          int64_t tensorFactor, bool isResult) {
-      TensorSharding sharding = TensorSharding::replicated(factors.size());
-      for (auto [dim, factor] : llvm::enumerate(factors)) {
-        if (factor == ShardingRule::kNoFactor)
-          continue;
-        if (factor == dataFactor)
-          sharding.dims[dim] |= kDataAxis;
-        if (factor == tensorFactor)
-          sharding.dims[dim] |= kTensorAxis;
-      }
-      if (isResult)
-        for (auto [factor, axis] : {std::pair(dataFactor, kDataAxis),
-                                    std::pair(tensorFactor, kTensorAxis)})
-          if (factor >= 0 &&
-              rule.getFactorKind(factor) == FactorKind::Reduction &&
-              !llvm::is_contained(factors, factor))
-            sharding.partial |= axis;
-      return sharding;
-    };
+
     for (int64_t dataFactor = -1; dataFactor < rule.getNumFactors();
          ++dataFactor) {
       if (dataFactor >= 0 && !splittable(dataFactor, d))
@@ -273,11 +255,13 @@ void Completion::choose(Operation *op) {
           continue;
         Choice candidate;
         for (unsigned i = 0; i < rule.getNumOperands(); ++i)
-          candidate.operands.push_back(shardingOf(
-              rule.getOperandFactors(i), dataFactor, tensorFactor, false));
+          candidate.operands.push_back(getFactorSharding(
+              rule, rule.getOperandFactors(i), dataFactor, tensorFactor,
+              /*isResult=*/false));
         for (unsigned j = 0; j < rule.getNumResults(); ++j)
-          candidate.results.push_back(shardingOf(
-              rule.getResultFactors(j), dataFactor, tensorFactor, true));
+          candidate.results.push_back(getFactorSharding(
+              rule, rule.getResultFactors(j), dataFactor, tensorFactor,
+              /*isResult=*/true));
         consider(std::move(candidate));
       }
     }

@@ -17,6 +17,29 @@ static bool isConstant(Value value) {
   return value.getDefiningOp() && matchPattern(value, m_Constant());
 }
 
+TensorSharding mlir::dpc::getFactorSharding(const ShardingRule &rule,
+                                            ArrayRef<int64_t> factors,
+                                            int64_t dataFactor,
+                                            int64_t tensorFactor,
+                                            bool isResult) {
+  TensorSharding sharding = TensorSharding::replicated(factors.size());
+  for (auto [dim, factor] : llvm::enumerate(factors)) {
+    if (factor == ShardingRule::kNoFactor)
+      continue;
+    if (factor == dataFactor)
+      sharding.dims[dim] |= kDataAxis;
+    if (factor == tensorFactor)
+      sharding.dims[dim] |= kTensorAxis;
+  }
+  if (isResult)
+    for (auto [factor, axis] : {std::pair(dataFactor, kDataAxis),
+                                std::pair(tensorFactor, kTensorAxis)})
+      if (factor >= 0 && rule.getFactorKind(factor) == FactorKind::Reduction &&
+          !llvm::is_contained(factors, factor))
+        sharding.partial |= axis;
+  return sharding;
+}
+
 ShardingSpace::ShardingSpace(const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
                              const StageMesh &mesh, int64_t microBatchSize,
@@ -256,25 +279,8 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
       }
     auto shardingOf = [&](ArrayRef<int64_t> factors, int64_t tensorFactor,
                           bool isResult) {
-      TensorSharding sharding = TensorSharding::replicated(factors.size());
-      for (auto [dim, factor] : llvm::enumerate(factors)) {
-        if (factor == ShardingRule::kNoFactor)
-          continue;
-        if (factor == dataFactor)
-          sharding.dims[dim] |= kDataAxis;
-        if (factor == tensorFactor)
-          sharding.dims[dim] |= kTensorAxis;
-      }
-      if (isResult) {
-        // A split reduction factor leaves the result a partial sum.
-        for (auto [factor, axis] : {std::pair(dataFactor, kDataAxis),
-                                    std::pair(tensorFactor, kTensorAxis)})
-          if (factor >= 0 &&
-              rule.getFactorKind(factor) == FactorKind::Reduction &&
-              !llvm::is_contained(factors, factor))
-            sharding.partial |= axis;
-      }
-      return sharding;
+      return getFactorSharding(rule, factors, dataFactor, tensorFactor,
+                               isResult);
     };
     for (int64_t tensorFactor : tensorFactors) {
       Strategy s;

@@ -19,8 +19,17 @@
 #include "dpc/Analysis/Planner/LayerSegmentation.h"
 #include "dpc/Analysis/Planner/ShardingConstraints.h"
 #include "dpc/Analysis/Planner/ShardingProblem.h"
+#include "dpc/Interfaces/ShardingRule.h"
 
 namespace mlir::dpc {
+
+/// How a tensor indexed by `factors` (one per dimension, from `rule`) lies
+/// when the data axis splits `dataFactor` and the tensor axis
+/// `tensorFactor` (-1: none; one factor may take both). A result whose
+/// split factor is a reduction it does not index is a partial sum.
+TensorSharding getFactorSharding(const ShardingRule &rule,
+                                 ArrayRef<int64_t> factors, int64_t dataFactor,
+                                 int64_t tensorFactor, bool isResult);
 
 class ShardingSpace {
 public:
