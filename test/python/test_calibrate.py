@@ -90,10 +90,25 @@ def test_a_failing_rank_ends_the_run_and_writes_nothing(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_hung_rank_is_stopped_with_its_peers(tmp_path):
+    path = tmp_path / "host.json"
+    # The run must end by its deadline (3 s); the timeout only keeps a
+    # regression from hanging the suite.
+    r = subprocess.run([tool("dpc-run"), "--calibrate=" + str(path), "--calibrate-quick",
+                        "--calibrate-hang-rank=1", "--calibrate-deadline=3"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0
+    # Rank 1 hangs; rank 0 waits for it to connect.
+    assert "ranks 0, 1 did not finish within 3 s; stopped every rank" in r.stderr
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--calibrate-ranks=1"], "--calibrate-ranks must be at least 2"),
     (["--calibrate-fail-rank=5"], "--calibrate-fail-rank=5 is not a rank of 2"),
     (["--interpret=x.mlir"], "--calibrate runs alone"),
+    (["--calibrate-hang-rank=2"], "--calibrate-hang-rank=2 is not a rank of 2"),
+    (["--calibrate-deadline=-1"], "--calibrate-deadline must be positive, got -1"),
 ])
 def test_bad_flags(tmp_path, flags, message):
     r = _calibrate("--calibrate=" + str(tmp_path / "host.json"), *flags)

@@ -147,6 +147,9 @@ static bool measureRank(int rank, const CalibrationOptions &options,
   };
   if (rank == options.failRank)
     return failRank("failing on purpose (--calibrate-fail-rank)");
+  if (rank == options.hangRank)
+    for (;;)
+      ::pause();
   std::string error;
   std::unique_ptr<GlooCommunicator> comm = GlooCommunicator::connect(
       rank, options.ranks, storeDir, "127.0.0.1", kCommunicatorTimeout, error);
@@ -431,6 +434,12 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
   if (options.failRank >= options.ranks)
     return fail("--calibrate-fail-rank=" + Twine(options.failRank) +
                 " is not a rank of " + Twine(options.ranks));
+  if (options.hangRank >= options.ranks)
+    return fail("--calibrate-hang-rank=" + Twine(options.hangRank) +
+                " is not a rank of " + Twine(options.ranks));
+  if (options.deadlineSeconds < 0)
+    return fail("--calibrate-deadline must be positive, got " +
+                Twine(options.deadlineSeconds));
   if (!options.outputPath.empty() && failed(checkWritable(options.outputPath)))
     return failure();
   long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
@@ -440,6 +449,8 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
                  << " CPUs share cores; per-rank figures will be low\n";
 
   Plan plan = getPlan(options.quick);
+  if (options.deadlineSeconds > 0)
+    plan.deadline = std::chrono::seconds(options.deadlineSeconds);
   SmallString<128> storeDir;
   if (std::error_code error =
           llvm::sys::fs::createUniqueDirectory("dpc-calibrate", storeDir))

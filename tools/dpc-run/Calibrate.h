@@ -25,8 +25,13 @@ struct CalibrationOptions {
   int ranks = 2;
   /// Smaller messages and shorter timings (a few seconds in all), for tests.
   bool quick = false;
-  /// For tests of the failure path: this rank exits before it connects.
+  /// For tests of the failure paths: this rank exits before it connects;
+  /// this one never returns.
   int failRank = -1;
+  int hangRank = -1;
+  /// Seconds before every rank is stopped; 0: the default (60 s quick,
+  /// 120 s otherwise).
+  int deadlineSeconds = 0;
 };
 
 /// Measures the host and writes the cluster file, with a summary on stderr.

@@ -187,11 +187,17 @@ mlir::dpc::runLocalRanks(int numRanks, std::chrono::seconds deadline,
     if (!running && !draining)
       break;
     if (std::chrono::steady_clock::now() - start > deadline) {
-      int late = 0;
-      while (late < numRanks && ranks[late].exited && ranks[late].pipe < 0)
-        ++late;
-      error = "rank " + std::to_string(late) + " did not finish within " +
-              std::to_string(deadline.count()) + " s; stopped every rank";
+      // Every rank still running: the one that hangs, and the peers that
+      // wait on it.
+      std::string late;
+      int count = 0;
+      for (int r = 0; r < numRanks; ++r)
+        if (!ranks[r].exited || ranks[r].pipe >= 0) {
+          late += (count++ ? ", " : "") + std::to_string(r);
+        }
+      error = (count == 1 ? "rank " : "ranks ") + late +
+              " did not finish within " + std::to_string(deadline.count()) +
+              " s; stopped every rank";
       stopAll(ranks);
       return failure();
     }

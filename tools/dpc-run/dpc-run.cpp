@@ -67,6 +67,17 @@ static cl::opt<int>
                       cl::Hidden, cl::init(-1), cl::value_desc("K"),
                       cl::desc("For tests: rank K fails before it connects"));
 
+static cl::opt<int>
+    calibrateHangRank("calibrate-hang-rank", cl::cat(calibrateCategory),
+                      cl::Hidden, cl::init(-1), cl::value_desc("K"),
+                      cl::desc("For tests: rank K never returns"));
+
+static cl::opt<int> calibrateDeadline(
+    "calibrate-deadline", cl::cat(calibrateCategory), cl::init(0),
+    cl::value_desc("SECONDS"),
+    cl::desc("Stop every rank after this long (default 60 s with "
+             "--calibrate-quick, else 120 s)"));
+
 static cl::OptionCategory importCategory("ONNX import options");
 
 static cl::list<std::string> inputShapes(
@@ -489,6 +500,8 @@ int main(int argc, char **argv) {
     options.ranks = calibrateRanks;
     options.quick = calibrateQuick;
     options.failRank = calibrateFailRank;
+    options.hangRank = calibrateHangRank;
+    options.deadlineSeconds = calibrateDeadline;
     return failed(runCalibration(options)) ? 1 : 0;
   }
   if (interpretFile.empty()) {
