@@ -13,11 +13,12 @@
 
 #include "Calibrate.h"
 
-#include "GlooCommunicator.h"
 #include "HostBenchmarks.h"
-#include "LocalRanks.h"
 
 #include "dpc/Analysis/CostModel/Cluster.h"
+#include "dpc/Runtime/FileIO.h"
+#include "dpc/Runtime/GlooCommunicator.h"
+#include "dpc/Runtime/LocalRanks.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -150,23 +151,27 @@ static bool measureRank(int rank, const CalibrationOptions &options,
   if (rank == options.hangRank)
     for (;;)
       ::pause();
-  std::string error;
-  std::unique_ptr<GlooCommunicator> comm = GlooCommunicator::connect(
-      rank, options.ranks, storeDir, "127.0.0.1", kCommunicatorTimeout, error);
-  if (!comm)
-    return failRank("cannot connect over Gloo: " + error);
+  std::unique_ptr<::dpc::GlooCommunicator> comm;
+  ::dpc::Status status = ::dpc::GlooCommunicator::connect(
+      rank, options.ranks, storeDir, "127.0.0.1", kCommunicatorTimeout, comm);
+  if (status.isError())
+    return failRank("cannot connect over Gloo: " + status.getMessage());
+  auto barrier = [&] {
+    ::dpc::Status status = comm->barrier();
+    return status.isSuccess() || failRank("barrier: " + status.getMessage());
+  };
 
   RankMeasurements m;
-  if (!comm->barrier(error))
-    return failRank("barrier: " + error);
+  if (!barrier())
+    return false;
   m.gemmF32 =
       measureGemmFlops(GemmType::F32, plan.gemmSizes, plan.gemmSecondsPerSize);
-  if (!comm->barrier(error))
-    return failRank("barrier: " + error);
+  if (!barrier())
+    return false;
   m.gemmF64 =
       measureGemmFlops(GemmType::F64, plan.gemmSizes, plan.gemmSecondsPerSize);
-  if (!comm->barrier(error))
-    return failRank("barrier: " + error);
+  if (!barrier())
+    return false;
   m.triad = measureTriadBandwidth(plan.triadBytesPerArray, plan.triadSeconds);
 
   // The first hundred or so collectives after a quiet spell run slower (in
@@ -175,19 +180,22 @@ static bool measureRank(int rank, const CalibrationOptions &options,
   // the same collectives.
   std::vector<float> warmup(1024, 0.0f);
   for (int i = 0; i < plan.communicatorWarmups; ++i)
-    if (!comm->allReduceSum(warmup, error))
-      return failRank("all-reduce: " + error);
+    if (::dpc::Status status = comm->allReduceSum(warmup.data(), warmup.size());
+        status.isError())
+      return failRank("all-reduce: " + status.getMessage());
 
   for (size_t bytes : plan.allReduceBytes) {
     std::vector<float> data(bytes / sizeof(float), 1.0f);
     for (int i = 0; i < plan.warmups + plan.iterations; ++i) {
       // Start together, so that a rank's time is the collective's, not the
       // wait for a late peer; what skew remains is real in training too.
-      if (!comm->barrier(error))
-        return failRank("barrier: " + error);
+      if (!barrier())
+        return false;
       double begin = getMonotonicSeconds();
-      if (!comm->allReduceSum(data, error))
-        return failRank("all-reduce of " + Twine(bytes) + " bytes: " + error);
+      if (::dpc::Status status = comm->allReduceSum(data.data(), data.size());
+          status.isError())
+        return failRank("all-reduce of " + Twine(bytes) +
+                        " bytes: " + status.getMessage());
       double seconds = getMonotonicSeconds() - begin;
       // A wrong sum would make every timing meaningless.
       if (i == 0 &&
@@ -339,49 +347,19 @@ static Cluster buildCluster(ArrayRef<RankMeasurements> ranks,
 // Output
 //===----------------------------------------------------------------------===//
 
-/// Where the temporary file for `path` is made: beside it, so that the
-/// final rename stays on one file system.
-static std::string getTemporaryModel(StringRef path) {
-  return (path + ".tmp-%%%%%%").str();
-}
-
-/// Fails now, before the measurements, when `path` cannot be written.
+/// Fails now, before the measurements, when `path` cannot be written: a
+/// file beside it (where the final write makes its temporary) must be
+/// creatable.
 static LogicalResult checkWritable(StringRef path) {
   if (llvm::sys::fs::is_directory(path))
     return fail("cannot write '" + path + "': it is a directory");
   int fd;
   SmallString<128> probe;
   if (std::error_code error =
-          llvm::sys::fs::createUniqueFile(getTemporaryModel(path), fd, probe))
+          llvm::sys::fs::createUniqueFile(path + ".probe-%%%%%%", fd, probe))
     return fail("cannot write '" + path + "': " + error.message());
   ::close(fd);
   llvm::sys::fs::remove(probe);
-  return success();
-}
-
-/// Writes `text` to a temporary file beside `path`, then renames it over
-/// `path`: the file is complete or absent.
-static LogicalResult writeWhole(StringRef path, StringRef text) {
-  int fd;
-  SmallString<128> temporary;
-  if (std::error_code error = llvm::sys::fs::createUniqueFile(
-          getTemporaryModel(path), fd, temporary))
-    return fail("cannot write '" + path + "': " + error.message());
-  {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << text;
-    os.close();
-    if (os.has_error()) {
-      std::string message = os.error().message();
-      os.clear_error();
-      llvm::sys::fs::remove(temporary);
-      return fail("cannot write '" + path + "': " + message);
-    }
-  }
-  if (std::error_code error = llvm::sys::fs::rename(temporary, path)) {
-    llvm::sys::fs::remove(temporary);
-    return fail("cannot write '" + path + "': " + error.message());
-  }
   return success();
 }
 
@@ -462,24 +440,25 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
   llvm::outs().flush();
   llvm::errs().flush();
   double start = getMonotonicSeconds();
-  std::string error;
-  FailureOr<std::vector<std::string>> results = runLocalRanks(
+  std::vector<std::string> results;
+  ::dpc::Status status = ::dpc::runLocalRanks(
       options.ranks, plan.deadline,
       [&](int rank, std::string &result) {
         return measureRank(rank, options, plan, store, result);
       },
-      error);
+      results);
   double seconds = getMonotonicSeconds() - start;
   llvm::sys::fs::remove_directories(storeDir);
-  if (failed(results))
-    return fail(error);
+  if (status.isError())
+    return fail(status.getMessage());
 
   std::vector<RankMeasurements> ranks(options.ranks);
   for (int r = 0; r < options.ranks; ++r)
-    if (!decode((*results)[r], plan, ranks[r]))
-      return fail("rank " + Twine(r) + " sent " + Twine((*results)[r].size()) +
+    if (!decode(results[r], plan, ranks[r]))
+      return fail("rank " + Twine(r) + " sent " + Twine(results[r].size()) +
                   " bytes of results, not what was expected");
 
+  std::string error;
   std::vector<double> times = getAllReduceTimes(ranks, plan);
   FailureOr<RingFit> fit =
       fitRing(plan.allReduceBytes, times, options.ranks, error);
@@ -497,8 +476,10 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
     llvm::outs().flush();
     return success();
   }
-  if (failed(writeWhole(options.outputPath, json)))
-    return failure();
+  if (::dpc::Status status =
+          ::dpc::writeFileAtomically(options.outputPath, json);
+      status.isError())
+    return fail(status.getMessage());
   llvm::errs() << "  wrote " << options.outputPath << "\n";
   return success();
 }

@@ -6,10 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LocalRanks.h"
+#include "dpc/Runtime/LocalRanks.h"
 
-#include "llvm/ADT/STLExtras.h"
-
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
@@ -20,8 +19,7 @@
 #include <sys/prctl.h>
 #endif
 
-using namespace mlir;
-using namespace mlir::dpc;
+using namespace dpc;
 
 namespace {
 /// The parent's view of one rank.
@@ -52,7 +50,7 @@ static bool writeAll(int fd, const std::string &data) {
 /// parent's atexit handlers and static destructors are the parent's to run.
 [[noreturn]] static void
 runRank(int rank, int resultFd,
-        function_ref<bool(int rank, std::string &result)> body) {
+        const std::function<bool(int rank, std::string &result)> &body) {
 #ifdef __linux__
   // A rank must not outlive a parent that was killed.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -61,7 +59,7 @@ runRank(int rank, int resultFd,
   if (!body(rank, result))
     ::_exit(1);
   if (!writeAll(resultFd, result)) {
-    std::string message = "dpc-run: calibration: rank " + std::to_string(rank) +
+    std::string message = "dpc: rank " + std::to_string(rank) +
                           ": cannot send the results: " + std::strerror(errno) +
                           "\n";
     (void)!::write(STDERR_FILENO, message.data(), message.size());
@@ -110,18 +108,18 @@ static void drain(RankProcess &rank) {
   rank.result.append(buffer, static_cast<size_t>(n));
 }
 
-FailureOr<std::vector<std::string>>
-mlir::dpc::runLocalRanks(int numRanks, std::chrono::seconds deadline,
-                         function_ref<bool(int rank, std::string &result)> body,
-                         std::string &error) {
+Status dpc::runLocalRanks(
+    int numRanks, std::chrono::seconds deadline,
+    const std::function<bool(int rank, std::string &result)> &body,
+    std::vector<std::string> &results) {
   std::vector<RankProcess> ranks(numRanks);
   for (int r = 0; r < numRanks; ++r) {
     int fds[2];
     if (::pipe(fds) != 0) {
-      error = "cannot start rank " + std::to_string(r) + ": " +
-              std::strerror(errno);
+      std::string error = "cannot start rank " + std::to_string(r) + ": " +
+                          std::strerror(errno);
       stopAll(ranks);
-      return failure();
+      return Status::error(error);
     }
     pid_t pid = ::fork();
     if (pid == 0) {
@@ -134,11 +132,11 @@ mlir::dpc::runLocalRanks(int numRanks, std::chrono::seconds deadline,
     // when the rank exits.
     ::close(fds[1]);
     if (pid < 0) {
-      error = "cannot start rank " + std::to_string(r) + ": " +
-              std::strerror(errno);
+      std::string error = "cannot start rank " + std::to_string(r) + ": " +
+                          std::strerror(errno);
       ::close(fds[0]);
       stopAll(ranks);
-      return failure();
+      return Status::error(error);
     }
     ranks[r].pid = pid;
     ranks[r].pipe = fds[0];
@@ -173,17 +171,19 @@ mlir::dpc::runLocalRanks(int numRanks, std::chrono::seconds deadline,
       }
       rank.exited = true;
       if (reaped < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        error = "rank " + std::to_string(r) + " " +
-                (reaped < 0 ? std::string("could not be waited for: ") +
-                                  std::strerror(errno)
-                            : describeExit(status)) +
-                "; stopped the other ranks";
+        std::string error =
+            "rank " + std::to_string(r) + " " +
+            (reaped < 0 ? std::string("could not be waited for: ") +
+                              std::strerror(errno)
+                        : describeExit(status)) +
+            "; stopped the other ranks";
         stopAll(ranks);
-        return failure();
+        return Status::error(error);
       }
     }
-    bool draining = llvm::any_of(
-        ranks, [](const RankProcess &rank) { return rank.pipe >= 0; });
+    bool draining =
+        std::any_of(ranks.begin(), ranks.end(),
+                    [](const RankProcess &rank) { return rank.pipe >= 0; });
     if (!running && !draining)
       break;
     if (std::chrono::steady_clock::now() - start > deadline) {
@@ -195,16 +195,16 @@ mlir::dpc::runLocalRanks(int numRanks, std::chrono::seconds deadline,
         if (!ranks[r].exited || ranks[r].pipe >= 0) {
           late += (count++ ? ", " : "") + std::to_string(r);
         }
-      error = (count == 1 ? "rank " : "ranks ") + late +
-              " did not finish within " + std::to_string(deadline.count()) +
-              " s; stopped every rank";
+      std::string error =
+          (count == 1 ? "rank " : "ranks ") + late + " did not finish within " +
+          std::to_string(deadline.count()) + " s; stopped every rank";
       stopAll(ranks);
-      return failure();
+      return Status::error(error);
     }
   }
 
-  std::vector<std::string> results;
+  results.clear();
   for (RankProcess &rank : ranks)
     results.push_back(std::move(rank.result));
-  return results;
+  return Status::success();
 }

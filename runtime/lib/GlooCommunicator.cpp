@@ -1,11 +1,11 @@
 //===- GlooCommunicator.cpp - One rank's Gloo communicator over TCP -------===//
 //
-// The only file of dpc-run built with exceptions (see CMakeLists.txt): each
-// member catches what Gloo throws and turns it into an error message.
+// The only file of the runtime built with exceptions (see CMakeLists.txt):
+// each member catches what Gloo throws and turns it into a Status.
 //
 //===----------------------------------------------------------------------===//
 
-#include "GlooCommunicator.h"
+#include "dpc/Runtime/GlooCommunicator.h"
 
 #include <gloo/allreduce.h>
 #include <gloo/barrier.h>
@@ -16,19 +16,18 @@
 
 #include <exception>
 
-using namespace mlir;
-using namespace mlir::dpc;
+using namespace dpc;
 
 GlooCommunicator::GlooCommunicator(std::shared_ptr<gloo::Context> context)
     : context(std::move(context)) {}
 
 GlooCommunicator::~GlooCommunicator() = default;
 
-std::unique_ptr<GlooCommunicator>
+Status
 GlooCommunicator::connect(int rank, int size, const std::string &storeDir,
                           const std::string &hostname,
                           std::chrono::milliseconds timeout,
-                          std::string &error) {
+                          std::unique_ptr<GlooCommunicator> &communicator) {
   try {
     gloo::transport::tcp::attr attr;
     attr.hostname = hostname;
@@ -39,11 +38,10 @@ GlooCommunicator::connect(int rank, int size, const std::string &storeDir,
     context->setTimeout(timeout);
     gloo::rendezvous::FileStore store(storeDir);
     context->connectFullMesh(store, device);
-    return std::unique_ptr<GlooCommunicator>(
-        new GlooCommunicator(std::move(context)));
+    communicator.reset(new GlooCommunicator(std::move(context)));
+    return Status::success();
   } catch (const std::exception &e) {
-    error = e.what();
-    return nullptr;
+    return Status::error(e.what());
   }
 }
 
@@ -51,30 +49,27 @@ int GlooCommunicator::getRank() const { return context->rank; }
 
 int GlooCommunicator::getSize() const { return context->size; }
 
-bool GlooCommunicator::barrier(std::string &error) {
+Status GlooCommunicator::barrier() {
   try {
     gloo::BarrierOptions options(context);
     gloo::barrier(options);
-    return true;
+    return Status::success();
   } catch (const std::exception &e) {
-    error = e.what();
-    return false;
+    return Status::error(e.what());
   }
 }
 
-bool GlooCommunicator::allReduceSum(llvm::MutableArrayRef<float> data,
-                                    std::string &error) {
+Status GlooCommunicator::allReduceSum(float *data, size_t count) {
   try {
     gloo::AllreduceOptions options(context);
     options.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
-    options.setOutput(data.data(), data.size());
+    options.setOutput(data, count);
     options.setReduceFunction(
         static_cast<void (*)(void *, const void *, const void *, size_t)>(
             &gloo::sum<float>));
     gloo::allreduce(options);
-    return true;
+    return Status::success();
   } catch (const std::exception &e) {
-    error = e.what();
-    return false;
+    return Status::error(e.what());
   }
 }
