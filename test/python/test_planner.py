@@ -108,12 +108,22 @@ def test_no_plan_fits(gpt4, tmp_path):
     assert not report.exists()
 
 
+@pytest.mark.parametrize("limit, gib", [
+    ("80GB", 80e9 / 2**30), ("75GiB", 75.0), ("75", 75.0), ("512MiB", 0.5),
+    ("1.5TB", 1.5e12 / 2**30)])
+def test_memory_limit_units(gpt4, tmp_path, limit, gib):
+    plan, _ = _plan(gpt4, tmp_path, "--memory-limit=" + limit)
+    assert plan["totals"]["memory_limit_bytes"] == pytest.approx(gib * 2**30, rel=1e-12)
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--mesh=2x8", "--tp=3"], "--dp/--tp/--pp ask for 3 devices"),
     (["--mesh=16x8", "--pp=32"], "--pp=32 is more stages than the model has layer segments"),
     (["--mesh=2x8", "--dp=16", "--tp=1", "--pp=1", "--cluster=nope"], "nope"),
     (["--plan-only"], "--plan-only and --plan-report need --mesh"),
     (["--mesh=2xq"], "2xq"),
+    (["--mesh=2x8", "--memory-limit=80XB"], "'80XB' has an unknown unit 'XB'"),
+    (["--mesh=2x8", "--memory-limit=-3"], "'-3' is not a positive size"),
 ])
 def test_bad_requests(gpt4, flags, message):
     r = subprocess.run([DPC_OPT, gpt4, *flags], capture_output=True, text=True)

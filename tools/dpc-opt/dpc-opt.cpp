@@ -129,9 +129,42 @@ static llvm::cl::opt<std::string> clusterSpec(
     llvm::cl::desc("Cluster preset (h100-sxm, a100-80gb, v100-16gb-25gbps, "
                    "h200, cpu-host) or cluster FILE.json"));
 
-static llvm::cl::opt<double> memoryLimit(
-    "memory-limit", llvm::cl::cat(planCategory), llvm::cl::init(0),
-    llvm::cl::desc("GiB of memory per device (default: the device's)"));
+static llvm::cl::opt<std::string> memoryLimit(
+    "memory-limit", llvm::cl::cat(planCategory), llvm::cl::init(""),
+    llvm::cl::value_desc("SIZE"),
+    llvm::cl::desc("Memory per device: 80GB, 75GiB, 512MiB, or a number of "
+                   "GiB (default: the device's)"));
+
+/// `text` (a number with an optional unit: B, KB/MB/GB/TB in powers of
+/// 1000, KiB/MiB/GiB/TiB in powers of 1024; none means GiB) in GiB.
+static FailureOr<double> parseMemorySize(StringRef text, std::string &error) {
+  StringRef number = text.trim();
+  StringRef unit = number.drop_while(
+      [](char c) { return llvm::isDigit(c) || c == '.' || c == 'e'; });
+  number = number.drop_back(unit.size());
+  double value;
+  if (number.empty() || number.getAsDouble(value) || !(value > 0)) {
+    error = "'" + text.str() + "' is not a positive size";
+    return failure();
+  }
+  static const std::pair<StringRef, double> units[] = {
+      {"", 1024.0 * 1024 * 1024},
+      {"B", 1.0},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
+      {"KiB", 1024.0},
+      {"MiB", 1024.0 * 1024},
+      {"GiB", 1024.0 * 1024 * 1024},
+      {"TiB", 1024.0 * 1024 * 1024 * 1024}};
+  for (auto [name, bytes] : units)
+    if (unit.trim() == name)
+      return value * bytes / (1024.0 * 1024 * 1024);
+  error = "'" + text.str() + "' has an unknown unit '" + unit.str() +
+          "' (expected B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)";
+  return failure();
+}
 
 static llvm::cl::opt<int64_t>
     fixedDataParallel("dp", llvm::cl::cat(planCategory), llvm::cl::init(0),
@@ -215,13 +248,16 @@ static LogicalResult buildTrainStep(ModuleOp module) {
   return success();
 }
 
+/// --memory-limit in GiB (0: the device's), once parsed.
+static double memoryLimitGiB = 0.0;
+
 /// Runs the planner that --mesh asks for.
 static LogicalResult planTrainStep(ModuleOp module) {
   PassManager pm(module.getContext());
   mlir::dpc::PlanOptions options;
   options.mesh = meshShape;
   options.cluster = clusterSpec;
-  options.memoryLimit = memoryLimit;
+  options.memoryLimit = memoryLimitGiB;
   options.dataParallel = fixedDataParallel;
   options.tensorParallel = fixedTensorParallel;
   options.pipelineParallel = fixedPipelineParallel;
@@ -289,6 +325,15 @@ int main(int argc, char **argv) {
   if ((planOnly || !planReport.empty()) && meshShape.empty()) {
     llvm::errs() << "dpc-opt: --plan-only and --plan-report need --mesh\n";
     return EXIT_FAILURE;
+  }
+  if (!memoryLimit.empty()) {
+    std::string error;
+    FailureOr<double> gib = parseMemorySize(memoryLimit, error);
+    if (failed(gib)) {
+      llvm::errs() << "dpc-opt: --memory-limit: " << error << "\n";
+      return EXIT_FAILURE;
+    }
+    memoryLimitGiB = *gib;
   }
   if (!StringRef(inputFilename).ends_with(".onnx") && !train &&
       meshShape.empty())
