@@ -7,8 +7,9 @@
 // and memory-lean splits are both on offer); then, per schedule,
 // recomputation and ZeRO stage, the pipeline stages are the contiguous
 // segment ranges that minimize the slowest stage's time with every stage
-// in memory (bisection on that time with a greedy fill, exact for
-// contiguous partitions). The fastest plan that fits wins.
+// in memory (StagePartition.h, exact), skipped when a lower bound on the
+// step time cannot beat the best plan so far. The fastest plan that fits
+// wins.
 //
 //===----------------------------------------------------------------------===//
 
