@@ -87,6 +87,13 @@ private:
   /// hyperparameters alone run on every stage (none).
   std::optional<int64_t> pickStage(Operation *op) const;
   void evaluate(Operation *op, Choice &choice) const;
+  /// Records that `stage` holds `value`.
+  void addStage(Value value, int64_t stage) {
+    SmallVector<int64_t, 2> &held = stages[value];
+    auto it = llvm::lower_bound(held, stage);
+    if (it == held.end() || *it != stage)
+      held.insert(it, stage);
+  }
 
   const Plan &plan;
   const Cluster &cluster;
@@ -96,12 +103,6 @@ private:
   /// for a forward value, every stage whose forward ops read it (it was
   /// sent there).
   llvm::DenseMap<Value, SmallVector<int64_t, 2>> stages;
-  void addStage(Value value, int64_t stage) {
-    SmallVector<int64_t, 2> &held = stages[value];
-    auto it = llvm::lower_bound(held, stage);
-    if (it == held.end() || *it != stage)
-      held.insert(it, stage);
-  }
   llvm::DenseSet<Operation *> planned;
   llvm::DenseMap<Value, TensorSharding> wanted;
   /// The stage a value must leave from (a gradient: its parameter's).

@@ -4,12 +4,15 @@
 // follow from it. This completes the plan in the IR so that every value
 // carries a sharding: each backward op of `@forward_backward`, and each op
 // of `@train_step`, takes the strategy of its sharding rule that needs the
-// least resharding of its operands as they already lie (then the least
-// compute per device), and runs on the earliest pipeline stage among its
-// operands'. Gradients leave `@forward_backward` as partial sums over the
-// data axis; in `@train_step` they arrive reduced (all-reduced, or
-// reduce-scattered over the data axis under ZeRO-2/3), optimizer state is
-// split over the data axis under ZeRO-1 and up, and parameters under ZeRO-3.
+// least resharding of its operands as they already lie (then keeps them as
+// they lie, then computes least). An op that only feeds one parameter's
+// gradient runs on that parameter's stage; any other on the stage that
+// holds most of its operands. Gradients leave `@forward_backward` laid out
+// as their parameters, as partial sums over the data axis where the
+// reduction is still pending; in `@train_step` they arrive reduced
+// (all-reduced, or reduce-scattered over the data axis under ZeRO-2/3),
+// optimizer state is split over the data axis under ZeRO-1 and up, and
+// parameters under ZeRO-3.
 //
 //===----------------------------------------------------------------------===//
 
