@@ -82,6 +82,8 @@ public:
         backward += costed.getFlops();
     modelFlops = 3 * forward;
     backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
+    modelStateBytes = {graph.getParameterBytes(), graph.getGradientBytes(),
+                       graph.getOptimizerBytes()};
   }
 
   FailureOr<Plan> run(std::string &error);
@@ -93,17 +95,22 @@ private:
                                              int64_t microBatch,
                                              std::string &error,
                                              bool &solverFailed);
+  /// Cuts `segments` (priced by getSegmentPlans for `variant`) into the
+  /// mesh's stages.
   StageFit fit(ArrayRef<ShardingSpace::SegmentCost> costs,
-               const StageMesh &mesh, int64_t microBatches,
-               const PipelineVariant &variant, bool ignoreMemory) const;
-  /// Compute time with recomputation over without: one more forward.
-  double getRecomputeFactor(bool recompute) const {
-    return recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
+               ArrayRef<SegmentPlan> segments, const StageMesh &mesh,
+               int64_t microBatches, const PipelineVariant &variant,
+               bool ignoreMemory) const;
+  /// The model state of `elements` parameter elements on one device.
+  MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
+                                int zeroStage) const {
+    return getModelStateMemory(elements, modelStateBytes, zeroStage,
+                               mesh.getDataParallel());
   }
-  /// A step time no split of `costs` into stages can beat: the pipeline
-  /// of a slowest stage that takes at least its share of the work and its
-  /// longest segment, without sends or the optimizer.
-  double getStepTimeLowerBound(ArrayRef<ShardingSpace::SegmentCost> costs,
+  /// A step time no split of `segments` into stages can beat: the
+  /// pipeline of a slowest stage that takes at least its share of the work
+  /// and its longest segment, without sends or the optimizer.
+  double getStepTimeLowerBound(ArrayRef<SegmentPlan> segments,
                                const StageMesh &mesh, int64_t microBatches,
                                const PipelineVariant &variant) const;
   /// What each segment costs a device under `variant`.
@@ -118,6 +125,7 @@ private:
   double memoryLimit = 0.0;
   double backwardFactor = 3.0;
   double modelFlops = 0.0;
+  ModelStateBytes modelStateBytes;
   bool dataAxisMatters = false;
   std::map<std::tuple<int64_t, int64_t, int64_t>,
            SmallVector<SmallVector<unsigned>>>
@@ -174,15 +182,13 @@ Search::getChoices(const ShardingSpace &space, int64_t tp, int64_t dp,
   return choices;
 }
 
-double Search::getStepTimeLowerBound(ArrayRef<ShardingSpace::SegmentCost> costs,
+double Search::getStepTimeLowerBound(ArrayRef<SegmentPlan> segments,
                                      const StageMesh &mesh,
                                      int64_t microBatches,
                                      const PipelineVariant &variant) const {
-  double recomputeFactor = getRecomputeFactor(variant.recompute);
   double total = 0.0, longest = 0.0;
-  for (const ShardingSpace::SegmentCost &cost : costs) {
-    double time = cost.computeTime * recomputeFactor +
-                  cost.communicationTime * (variant.recompute ? 1.5 : 1.0);
+  for (const SegmentPlan &segment : segments) {
+    double time = segment.computeTime + segment.communicationTime;
     total += time;
     longest = std::max(longest, time);
   }
@@ -196,19 +202,18 @@ SmallVector<SegmentPlan>
 Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
                         const StageMesh &mesh,
                         const PipelineVariant &variant) const {
-  int64_t d = mesh.getDataParallel();
-  int z = variant.zeroStage;
-  double stateBytes = graph.getParameterBytes() / (z >= 3 ? d : 1) +
-                      graph.getGradientBytes() / (z >= 2 ? d : 1) +
-                      graph.getOptimizerBytes() / (z >= 1 ? d : 1);
+  // Recomputation runs the forward once more, and its collectives.
+  double computeFactor =
+      variant.recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
+  double communicationFactor = variant.recompute ? 1.5 : 1.0;
   SmallVector<SegmentPlan> segments;
   for (const ShardingSpace::SegmentCost &cost : costs) {
     SegmentPlan segment;
-    segment.computeTime =
-        cost.computeTime * getRecomputeFactor(variant.recompute);
-    segment.communicationTime =
-        cost.communicationTime * (variant.recompute ? 1.5 : 1.0);
-    segment.modelStateBytes = cost.parameterElements * stateBytes;
+    segment.computeTime = cost.computeTime * computeFactor;
+    segment.communicationTime = cost.communicationTime * communicationFactor;
+    segment.modelStateBytes =
+        getModelState(cost.parameterElements, mesh, variant.zeroStage)
+            .getModelState();
     // Recomputation keeps only each segment's input.
     segment.activationBytes =
         variant.recompute ? cost.outputBytes : cost.activationBytes;
@@ -218,22 +223,18 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
 }
 
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
-                     const StageMesh &mesh, int64_t microBatches,
-                     const PipelineVariant &variant, bool ignoreMemory) const {
+                     ArrayRef<SegmentPlan> segments, const StageMesh &mesh,
+                     int64_t microBatches, const PipelineVariant &variant,
+                     bool ignoreMemory) const {
   int64_t p = mesh.getStages(), d = mesh.getDataParallel();
   int z = variant.zeroStage;
   unsigned n = costs.size();
-  double recomputeFactor = getRecomputeFactor(variant.recompute);
-  auto segmentTime = [&](unsigned i) {
-    return costs[i].computeTime * recomputeFactor +
-           costs[i].communicationTime * (variant.recompute ? 1.5 : 1.0);
-  };
   // Per segment: its time and the send after it; prefix sums of memory.
   SmallVector<double> times(n), sends(n, 0.0);
   SmallVector<double> elementSum(n + 1, 0.0), activationSum(n + 1, 0.0),
       checkpointSum(n + 1, 0.0);
   for (unsigned i = 0; i < n; ++i) {
-    times[i] = segmentTime(i);
+    times[i] = segments[i].computeTime + segments[i].communicationTime;
     // The activation forward and its gradient backward, per chunk.
     if (p > 1 && i + 1 < n)
       sends[i] = 2.0 * variant.chunks *
@@ -272,14 +273,9 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                     largestOf[level][end - (1u << level)]);
   };
   auto memoryOf = [&](unsigned first, unsigned end, unsigned stage) {
-    double elements = elementSum[end] - elementSum[first];
     double inFlight = inFlightOf[stage];
-    MemoryBreakdown memory;
-    memory.parameters =
-        elements * graph.getParameterBytes() / (z >= 3 ? d : 1);
-    memory.gradients = elements * graph.getGradientBytes() / (z >= 2 ? d : 1);
-    memory.optimizerState =
-        elements * graph.getOptimizerBytes() / (z >= 1 ? d : 1);
+    MemoryBreakdown memory =
+        getModelState(elementSum[end] - elementSum[first], mesh, z);
     memory.activations =
         variant.recompute
             ? inFlight * (checkpointSum[end] - checkpointSum[first]) +
@@ -291,27 +287,15 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                               : memoryLimit;
 
   StageFit result;
-  // memoryOf(...).getTotal() <= limit, without building the breakdown:
-  // the partition asks this many times.
-  double stateBytes = graph.getParameterBytes() / (z >= 3 ? d : 1) +
-                      graph.getGradientBytes() / (z >= 2 ? d : 1) +
-                      graph.getOptimizerBytes() / (z >= 1 ? d : 1);
   std::optional<SmallVector<unsigned>> partition = partitionStages(
       times, sends, p, [&](unsigned first, unsigned end, unsigned stage) {
-        double total =
-            (elementSum[end] - elementSum[first]) * stateBytes +
-            inFlightOf[stage] *
-                (variant.recompute ? checkpointSum[end] - checkpointSum[first]
-                                   : activationSum[end] - activationSum[first]);
-        if (variant.recompute)
-          total += largestIn(first, end);
-        return total <= limit;
+        return memoryOf(first, end, stage).getTotal() <= limit;
       });
   if (!partition) {
     if (ignoreMemory)
       return result;
     // Report the stage that is short under a time-balanced split.
-    StageFit loose = fit(costs, mesh, microBatches, variant, true);
+    StageFit loose = fit(costs, segments, mesh, microBatches, variant, true);
     result.peakMemory = loose.peakMemory;
     result.peakBreakdown = loose.peakBreakdown;
     result.peakStage = loose.peakStage;
@@ -328,9 +312,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     plan.endSegment = end;
     double elements = 0;
     for (unsigned i = first; i < end; ++i) {
-      plan.computeTime += costs[i].computeTime * recomputeFactor;
-      plan.communicationTime +=
-          costs[i].communicationTime * (variant.recompute ? 1.5 : 1.0);
+      plan.computeTime += segments[i].computeTime;
+      plan.communicationTime += segments[i].communicationTime;
       plan.parameters += costs[i].parameters;
       plan.perStepTime += costs[i].perStepTime;
       elements += costs[i].parameterElements;
@@ -505,11 +488,14 @@ FailureOr<Plan> Search::run(std::string &error) {
             if (dp == 1 && variant.zeroStage > 0)
               continue;
             ++configurations;
+            SmallVector<SegmentPlan> segments =
+                getSegmentPlans(costs, mesh, variant);
             // Pipelines that cannot beat the best plan need no stages.
-            if (best && getStepTimeLowerBound(costs, mesh, microBatches,
+            if (best && getStepTimeLowerBound(segments, mesh, microBatches,
                                               variant) >= best->stepTime)
               continue;
-            StageFit fitted = fit(costs, mesh, microBatches, variant, false);
+            StageFit fitted =
+                fit(costs, segments, mesh, microBatches, variant, false);
             if (!fitted.feasible) {
               if (fitted.peakMemory < leastShort.peakMemory) {
                 leastShort = fitted;
@@ -535,7 +521,7 @@ FailureOr<Plan> Search::run(std::string &error) {
             plan.recompute = variant.recompute;
             plan.zeroStage = variant.zeroStage;
             plan.stages = fitted.stages;
-            plan.segments = getSegmentPlans(costs, mesh, variant);
+            plan.segments = std::move(segments);
             plan.stepTime = fitted.stepTime;
             plan.bubbleTime = fitted.bubbleTime;
             plan.pipelineSendTime = fitted.sendTime;
