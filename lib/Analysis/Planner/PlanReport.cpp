@@ -283,16 +283,11 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
   // stage that uses them, wherever the program order put them; the rest on
   // their segment's stage. In reverse order, every user already has its
   // stage.
-  llvm::DenseSet<Operation *> floating;
-  for (Operation *op : graph.getForwardOps())
-    if (llvm::none_of(llvm::concat<Value>(op->getOperands(), op->getResults()),
-                      [&](Value v) { return graph.getBatchDim(v) >= 0; }))
-      floating.insert(op);
   llvm::DenseMap<Operation *, int64_t> stageOf;
   for (Operation *op : llvm::reverse(graph.getForwardOps())) {
     int64_t segment = segmentation.getSegmentOf(op);
     std::optional<int64_t> stage;
-    if (floating.contains(op) || segment < 0)
+    if (!graph.touchesBatch(op) || segment < 0)
       for (Operation *user : op->getUsers())
         if (auto it = stageOf.find(user); it != stageOf.end())
           stage = stage ? std::min(*stage, it->second) : it->second;

@@ -237,9 +237,7 @@ unsigned ShardingSpace::addParameterNode(Value param, double weight) {
 unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
   const Cluster &cluster = mesh.getCluster();
   int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
-  bool touchesBatch = graph.getBatchFactor(op) >= 0;
-  for (Value value : llvm::concat<Value>(op->getOperands(), op->getResults()))
-    touchesBatch |= graph.getBatchDim(value) >= 0;
+  bool touchesBatch = graph.touchesBatch(op);
   double scale = touchesBatch ? batchScale : 1.0;
 
   std::vector<Strategy> options;

@@ -54,6 +54,15 @@ public:
   int64_t getBatchFactor(Operation *op) const {
     return batchFactors.lookup_or(op, -1);
   }
+  /// Whether `op` works on the batch (else it runs once per step, on
+  /// parameters or constants: a weight cast, a mask).
+  bool touchesBatch(Operation *op) const {
+    if (getBatchFactor(op) >= 0)
+      return true;
+    return llvm::any_of(
+        llvm::concat<Value>(op->getOperands(), op->getResults()),
+        [&](Value value) { return getBatchDim(value) >= 0; });
+  }
   /// Bytes per element of the master copy, gradient and optimizer state of
   /// each parameter (from @train_step's optimizer-state arguments).
   double getModelStateBytesPerParameter() const { return stateBytes; }
