@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Checks that invalid.mlir tests every numbered constraint of every dpc op.
+"""Checks that invalid.mlir tests every numbered constraint of every dpc op
+and attribute.
 
-Reads the constraints from the generated dialect reference (each op's
-"- (Cn) ..." lines) and the tested (op, Cn) pairs from the "// dpc.op (Cn)"
-lines that open the cases of invalid.mlir. A constraint counts as tested
+Reads the constraints from the generated dialect reference (each op's or
+attribute's "- (Cn) ..." lines) and the tested (name, Cn) pairs from the
+"// dpc.op (Cn)" and "// #dpc.attr (Cn)" lines that open the cases of
+invalid.mlir. A constraint counts as tested
 when the op itself has a case for it, or when an op with the same
 specification text does (ops of one ODS class share their verifier).
 Prints a summary and exits non-zero listing what is untested.
@@ -24,6 +26,14 @@ def read_constraints(doc_path):
         if heading:
             op, current = heading.group(1), None
             continue
+        attr = re.match(r"^### (\w+)Attr$", line)
+        if attr:
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", attr.group(1)).lower()
+            op, current = "#dpc." + snake, None
+            continue
+        if line.startswith("## "):
+            op, current = None, None
+            continue
         item = re.match(r"^- \((C\d+)\) (.*)", line)
         if op and item:
             current = item.group(1)
@@ -38,7 +48,7 @@ def read_constraints(doc_path):
 def read_tested(test_path):
     tested = set()
     for line in open(test_path, encoding="utf-8"):
-        case = re.match(r"^// (dpc\.\w+) \((C\d+)\)$", line.strip())
+        case = re.match(r"^// (#?dpc\.\w+) \((C\d+)\)$", line.strip())
         if case:
             tested.add((case.group(1), case.group(2)))
     return tested

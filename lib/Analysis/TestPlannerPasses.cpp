@@ -1,7 +1,9 @@
 //===- TestPlannerPasses.cpp - Segments and the ILP, for FileCheck --------===//
 
 #include "dpc/Analysis/Passes.h"
+#include "dpc/Analysis/Planner/PlanAttributes.h"
 #include "dpc/Analysis/Planner/ShardingSpace.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -106,16 +108,17 @@ struct TestShardingIlpPass
                     builder.getF64FloatAttr(
                         roundSignificant(exhaustive.objective)));
     }
+    writePlanMesh(getOperation(), 1, dataParallel, tensorParallel);
     for (Operation *op : graph->getForwardOps()) {
       std::optional<unsigned> node =
           space.getNode(segmentation.getRepresentative(op));
       if (!node)
         continue;
-      SmallVector<Attribute> texts;
-      for (const TensorSharding &sharding :
-           space.getStrategies(*node)[solution->choice[*node]].results)
-        texts.push_back(builder.getStringAttr(sharding.str()));
-      op->setAttr("dpc.sharding", builder.getArrayAttr(texts));
+      op->setAttr(
+          DpcDialect::kShardingAttrName,
+          getShardingArrayAttr(
+              op->getContext(),
+              space.getStrategies(*node)[solution->choice[*node]].results));
     }
   }
 };

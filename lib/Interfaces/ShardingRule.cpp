@@ -7,9 +7,11 @@
 
 using namespace mlir::dpc;
 
-int64_t ShardingRule::addFactor(int64_t size, FactorKind kind) {
+int64_t ShardingRule::addFactor(int64_t size, FactorKind kind,
+                                ReductionKind reduction) {
   factorSizes.push_back(size);
   factorKinds.push_back(kind);
+  factorReductions.push_back(reduction);
   return factorSizes.size() - 1;
 }
 
@@ -59,8 +61,11 @@ std::string ShardingRule::str() const {
     if (factor > 0)
       os << ", ";
     os << getFactorName(factor) << "=" << factorSizes[factor];
-    if (factorKinds[factor] == FactorKind::Reduction)
+    if (factorKinds[factor] == FactorKind::Reduction) {
       os << " reduction";
+      if (factorReductions[factor] != ReductionKind::sum)
+        os << "(" << stringifyReductionKind(factorReductions[factor]) << ")";
+    }
     else if (factorKinds[factor] == FactorKind::NeedReplication)
       os << " whole";
   }

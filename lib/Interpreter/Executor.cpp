@@ -302,6 +302,8 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
         return one(castElements(op, operand(0),
                                 getElementType(castOp.getResult()), precision));
       })
+      // One device holds the whole value: a change of layout is nothing.
+      .Case([&](ReshardOp) { return one(operand(0)); })
 
       // Contractions and pooling.
       .Case([&](MatmulOp) {

@@ -41,8 +41,18 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   // embedding).
   // CHECK: dpc.gather {{.*}}dpc.sharding_rule = "([a,d],[b,c])->([b,c,d]) {a=50 reduction, b=2, c=4, d=8}"
   %0 = dpc.gather %t[%ids] {axis = 0 : i64} : (tensor<50x8xf32>, tensor<2x4xi64>) -> tensor<2x4x8xf32>
-  // CHECK: dpc.softmax_cross_entropy {{.*}}dpc.sharding_rule = "([a,b],[a])->([]) {a=8 reduction, b=10 whole}"
+  // A mean loss split over its samples is a pending mean, a summed one a
+  // pending sum: the reduction kind says how to finish it.
+  // CHECK: dpc.softmax_cross_entropy {{.*}}dpc.sharding_rule = "([a,b],[a])->([]) {a=8 reduction(mean), b=10 whole}"
   %1 = dpc.softmax_cross_entropy %l, %y mean {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  // CHECK: dpc.softmax_cross_entropy {{.*}}dpc.sharding_rule = "([a,b],[a])->([]) {a=8 reduction, b=10 whole}"
+  %s = dpc.softmax_cross_entropy %l, %y sum {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  // CHECK: dpc.reduce_mean {{.*}}dpc.sharding_rule = "([a,b])->([a]) {a=8, b=10 reduction(mean)}"
+  %m = dpc.reduce_mean %l [1] : tensor<8x10xf32> -> tensor<8xf32>
+  // CHECK: dpc.reduce_max {{.*}}dpc.sharding_rule = "([a,b])->([b]) {a=8 reduction(max), b=10}"
+  %x = dpc.reduce_max %l [0] : tensor<8x10xf32> -> tensor<10xf32>
+  // CHECK: dpc.reduce_min {{.*}}dpc.sharding_rule = "([a,b])->([]) {a=8 reduction(min), b=10 reduction(min)}"
+  %n = dpc.reduce_min %l [0, 1] : tensor<8x10xf32> -> tensor<f32>
   // CHECK: dpc.conv2d {{.*}}dpc.sharding_rule = "([a,c,d,e],[b,c,f,g])->([a,b,_,_]) {a=2, b=6, c=3 reduction, d=8 whole, e=8 whole, f=3 whole, g=3 whole}"
   %2 = dpc.conv2d %img, %f {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x8x8xf32>
   // Ops without a rule yet are left alone.

@@ -9,6 +9,7 @@
 #ifndef DPC_INTERFACES_SHARDINGRULE_H
 #define DPC_INTERFACES_SHARDINGRULE_H
 
+#include "dpc/Interfaces/ReductionKind.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include <cstdint>
@@ -35,8 +36,10 @@ public:
   /// example a broadcast dimension of size one).
   static constexpr int64_t kNoFactor = -1;
 
-  /// Adds a factor of the given size and kind; returns its index.
-  int64_t addFactor(int64_t size, FactorKind kind);
+  /// Adds a factor of the given size and kind; returns its index. A
+  /// reduction factor says how the partial results of its split combine.
+  int64_t addFactor(int64_t size, FactorKind kind,
+                    ReductionKind reduction = ReductionKind::sum);
 
   /// Appends the factor list of the next operand / result.
   void addOperand(llvm::ArrayRef<int64_t> factors);
@@ -45,6 +48,10 @@ public:
   int64_t getNumFactors() const { return factorSizes.size(); }
   int64_t getFactorSize(int64_t factor) const { return factorSizes[factor]; }
   FactorKind getFactorKind(int64_t factor) const { return factorKinds[factor]; }
+  /// How partial results of a split reduction factor combine.
+  ReductionKind getFactorReduction(int64_t factor) const {
+    return factorReductions[factor];
+  }
   llvm::ArrayRef<int64_t> getOperandFactors(unsigned operand) const {
     return operandFactors[operand];
   }
@@ -55,12 +62,14 @@ public:
   unsigned getNumResults() const { return resultFactors.size(); }
 
   /// Prints the rule as `([i,k],[k,j])->([i,j]) {i=4, j=8, k=16 reduction}`,
-  /// naming factors i, j, k, ... in order of creation.
+  /// naming factors i, j, k, ... in order of creation; a reduction other
+  /// than a sum names its kind: `reduction(mean)`.
   std::string str() const;
 
 private:
   llvm::SmallVector<int64_t> factorSizes;
   llvm::SmallVector<FactorKind> factorKinds;
+  llvm::SmallVector<ReductionKind> factorReductions;
   llvm::SmallVector<llvm::SmallVector<int64_t>> operandFactors;
   llvm::SmallVector<llvm::SmallVector<int64_t>> resultFactors;
 };

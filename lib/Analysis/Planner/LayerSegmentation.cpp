@@ -151,6 +151,7 @@ LayerSegmentation::LayerSegmentation(const TrainingGraph &graph) {
       // sharding fixed on it is.
       NamedAttrList attrs(op->getDiscardableAttrDictionary());
       attrs.erase(DpcDialect::kStageAttrName);
+      attrs.erase(DpcDialect::kOperandShardingsAttrName);
       key.push_back(attrs.getDictionary(op->getContext()).getAsOpaquePointer());
       for (Type type : op->getResultTypes())
         key.push_back(type.getAsOpaquePointer());

@@ -1,6 +1,7 @@
 //===- PlanReport.cpp - Table, JSON and IR attributes of a plan -----------===//
 
 #include "dpc/Analysis/Planner/PlanReport.h"
+#include "dpc/Analysis/Planner/PlanAttributes.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
@@ -272,12 +273,12 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                              const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
                              const PlanContext &context) {
-  Builder builder(module.getContext());
+  MLIRContext *ctx = module.getContext();
+  Builder builder(ctx);
+  writePlanMesh(module, plan.pipelineParallel, plan.dataParallel,
+                plan.tensorParallel);
   auto shardingArray = [&](ArrayRef<TensorSharding> shardings) {
-    SmallVector<Attribute> texts;
-    for (const TensorSharding &sharding : shardings)
-      texts.push_back(builder.getStringAttr(sharding.str()));
-    return builder.getArrayAttr(texts);
+    return getShardingArrayAttr(ctx, shardings);
   };
   // Ops that never touch the batch (weight casts, masks) run on the first
   // stage that uses them, wherever the program order put them; the rest on
@@ -322,7 +323,7 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
     else if (int64_t dim = graph.getBatchDim(arg); dim >= 0)
       sharding.dims[dim] = kDataAxis;
     func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
-                    builder.getStringAttr(sharding.str()));
+                    getShardingAttr(ctx, sharding));
   }
   SmallVector<NamedAttribute> fields = {
       builder.getNamedAttr("mesh", builder.getStringAttr(context.mesh)),
@@ -345,5 +346,5 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                            builder.getI64IntegerAttr(plan.zeroStage)),
       builder.getNamedAttr("step_time_s",
                            builder.getF64FloatAttr(plan.stepTime))};
-  module->setAttr("dpc.plan", builder.getDictionaryAttr(fields));
+  module->setAttr(DpcDialect::kPlanAttrName, builder.getDictionaryAttr(fields));
 }

@@ -2,6 +2,7 @@
 
 #include "dpc/Analysis/Planner/ShardingCompletion.h"
 #include "dpc/Analysis/CostModel/ComputeCost.h"
+#include "dpc/Analysis/Planner/PlanAttributes.h"
 #include "dpc/Analysis/Planner/ShardingSpace.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/CostOpInterface.h"
@@ -42,7 +43,7 @@ public:
     // A sum pending over one device is complete.
     for (StageAxis axis : {kDataAxis, kTensorAxis})
       if (mesh.getAxisSize(axis) == 1)
-        stored.partial &= ~unsigned(axis);
+        stored.clearPartial(axis);
     if (stage)
       addStage(value, *stage);
   }
@@ -122,31 +123,31 @@ static bool isConstant(Value value) {
   return value.getDefiningOp() && matchPattern(value, m_Constant());
 }
 
-static TensorSharding parseOrReplicate(Attribute attr, Value value) {
+/// What the plan wrote for `value` (ShardingConstraints already checked
+/// that the planner can read it).
+static TensorSharding readOrReplicate(Attribute attr, Value value) {
   std::string error;
-  if (auto text = dyn_cast_or_null<StringAttr>(attr))
-    if (FailureOr<TensorSharding> sharding = TensorSharding::parse(
-            text.getValue(), cast<ShapedType>(value.getType()).getRank(),
-            error);
-        succeeded(sharding))
-      return *sharding;
+  if (auto sharding = dyn_cast_or_null<ShardingAttr>(attr))
+    if (FailureOr<TensorSharding> planned = getTensorSharding(sharding, error);
+        succeeded(planned))
+      return *planned;
   return replicatedLike(value);
 }
 
 void Completion::readPlanned(const TrainingGraph &graph) {
   func::FuncOp func = graph.getFunction();
   for (BlockArgument arg : func.getArguments())
-    shardings[arg] = parseOrReplicate(
+    shardings[arg] = readOrReplicate(
         func.getArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName),
         arg);
   for (Operation *op : graph.getForwardOps()) {
-    auto texts = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);
+    auto attrs = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);
     auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
-    if (!texts || !stage || texts.size() != op->getNumResults())
+    if (!attrs || !stage || attrs.size() != op->getNumResults())
       continue;
     planned.insert(op);
-    for (auto [text, result] : llvm::zip_equal(texts, op->getResults())) {
-      shardings[result] = parseOrReplicate(text, result);
+    for (auto [attr, result] : llvm::zip_equal(attrs, op->getResults())) {
+      shardings[result] = readOrReplicate(attr, result);
       addStage(result, stage.getInt());
     }
   }
@@ -295,7 +296,7 @@ void Completion::complete(func::FuncOp func) {
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     if (planned.contains(op) || op->getNumResults() == 0 ||
-        op->hasTrait<OpTrait::IsTerminator>() || isa<func::CallOp>(op))
+        op->hasTrait<mlir::OpTrait::IsTerminator>() || isa<func::CallOp>(op))
       return;
     if (!llvm::all_of(op->getResultTypes(), llvm::IsaPred<ShapedType>))
       return;
@@ -334,7 +335,7 @@ void Completion::complete(func::FuncOp func) {
     for (Value result : op->getResults())
       for (OpOperand &use : result.getUses()) {
         Operation *user = use.getOwner();
-        if (user->hasTrait<OpTrait::IsTerminator>()) {
+        if (user->hasTrait<mlir::OpTrait::IsTerminator>()) {
           auto it = wantedStages.find(result);
           require(it == wantedStages.end() ? std::nullopt
                                            : std::optional(it->second));
@@ -365,18 +366,20 @@ void Completion::complete(func::FuncOp func) {
 }
 
 void Completion::write(func::FuncOp func) {
-  Builder builder(func.getContext());
+  MLIRContext *context = func.getContext();
+  Builder builder(context);
   func.walk([&](Operation *op) {
     if (op->getNumResults() == 0 || planned.contains(op))
       return;
-    SmallVector<Attribute> texts;
+    SmallVector<TensorSharding> results;
     for (Value result : op->getResults()) {
       const TensorSharding *sharding = lookup(result);
       if (!sharding)
         return;
-      texts.push_back(builder.getStringAttr(sharding->str()));
+      results.push_back(*sharding);
     }
-    op->setAttr(DpcDialect::kShardingAttrName, builder.getArrayAttr(texts));
+    op->setAttr(DpcDialect::kShardingAttrName,
+                getShardingArrayAttr(context, results));
     if (std::optional<int64_t> stage = opStages.lookup(op))
       op->setAttr(DpcDialect::kStageAttrName,
                   builder.getI64IntegerAttr(*stage));
@@ -386,12 +389,12 @@ void Completion::write(func::FuncOp func) {
   for (BlockArgument arg : func.getArguments())
     if (const TensorSharding *sharding = lookup(arg))
       func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
-                      builder.getStringAttr(sharding->str()));
+                      getShardingAttr(context, *sharding));
   Operation *terminator = func.getBody().back().getTerminator();
   for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
     if (const TensorSharding *sharding = lookup(value))
       func.setResultAttr(i, DpcDialect::kShardingAttrName,
-                         builder.getStringAttr(sharding->str()));
+                         getShardingAttr(context, *sharding));
 }
 
 void mlir::dpc::completeShardings(ModuleOp module, const Plan &plan,
@@ -478,7 +481,8 @@ void mlir::dpc::completeShardings(ModuleOp module, const Plan &plan,
     for (auto [i, result] : llvm::enumerate(call.getResults())) {
       TensorSharding sharding = *backward.lookup(
           forwardBackward.getBody().back().getTerminator()->getOperand(i));
-      sharding.partial = 0;
+      sharding.clearPartial(kDataAxis);
+      sharding.clearPartial(kTensorAxis);
       std::optional<int64_t> stage;
       if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
               i, DpcDialect::kGradAttrName)) {
@@ -500,6 +504,6 @@ void mlir::dpc::completeShardings(ModuleOp module, const Plan &plan,
                   attrs.get(DpcDialect::kOptStateAttrName)))
       trainStep.setResultAttr(
           i, DpcDialect::kShardingAttrName,
-          builder.getStringAttr(classify(attrs, value).first.str()));
+          getShardingAttr(module.getContext(), classify(attrs, value).first));
   }
 }

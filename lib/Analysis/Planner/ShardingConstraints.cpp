@@ -1,72 +1,44 @@
 //===- ShardingConstraints.cpp - Shardings fixed in the IR ----------------===//
 
 #include "dpc/Analysis/Planner/ShardingConstraints.h"
+#include "dpc/Analysis/Planner/PlanAttributes.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
 
-/// Errors at the op's location, naming it, without printing the op.
-static InFlightDiagnostic emitOpError(Operation *op) {
-  return emitError(op->getLoc(), "'") << op->getName() << "': ";
-}
-
-static unsigned getRank(Value value) {
-  return cast<ShapedType>(value.getType()).getRank();
-}
-
 FailureOr<ShardingConstraints>
 ShardingConstraints::read(const TrainingGraph &graph) {
+  // The verifier has checked each attribute against its value and mesh;
+  // what is left is whether the planner can place it.
   ShardingConstraints constraints;
-  StringRef name = DpcDialect::kShardingAttrName;
   std::string error;
   func::FuncOp func = graph.getFunction();
   for (BlockArgument arg : func.getArguments()) {
-    auto text = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), name);
-    if (!text)
+    auto sharding = func.getArgAttrOfType<ShardingAttr>(
+        arg.getArgNumber(), DpcDialect::kShardingAttrName);
+    if (!sharding)
       continue;
-    FailureOr<TensorSharding> sharding =
-        TensorSharding::parse(text.getValue(), getRank(arg), error);
-    if (failed(sharding))
+    FailureOr<TensorSharding> planned = getTensorSharding(sharding, error);
+    if (failed(planned))
       return emitError(func.getLoc(), "argument ")
              << arg.getArgNumber() << " of @" << func.getSymName() << ": "
              << error;
-    constraints.arguments[arg] = *sharding;
+    constraints.arguments[arg] = *planned;
   }
   for (Operation *op : graph.getForwardOps()) {
-    Attribute attr = op->getAttr(name);
-    if (!attr)
+    SmallVector<ShardingAttr> shardings = getResultShardings(op);
+    if (shardings.empty())
       continue;
-    // One string per result; a lone string for a single result.
-    SmallVector<StringAttr, 1> texts;
-    if (auto text = dyn_cast<StringAttr>(attr)) {
-      texts.push_back(text);
-    } else if (auto array = dyn_cast<ArrayAttr>(attr)) {
-      for (Attribute element : array)
-        if (auto text = dyn_cast<StringAttr>(element))
-          texts.push_back(text);
-        else
-          return emitOpError(op)
-                 << "'" << name << "' must hold strings, one per result";
-    } else {
-      return emitOpError(op)
-             << "'" << name << "' must be a string or an array of strings, one "
-             << "per result";
+    SmallVector<TensorSharding, 1> planned;
+    for (auto [i, sharding] : llvm::enumerate(shardings)) {
+      FailureOr<TensorSharding> result = getTensorSharding(sharding, error);
+      if (failed(result))
+        return emitError(op->getLoc(), "'")
+               << op->getName() << "': result " << i << ": " << error;
+      planned.push_back(*result);
     }
-    if (texts.size() != op->getNumResults())
-      return emitOpError(op)
-             << "'" << name << "' has " << texts.size() << " shardings for "
-             << op->getNumResults() << " results";
-    SmallVector<TensorSharding, 1> shardings;
-    for (auto [text, result] : llvm::zip_equal(texts, op->getResults())) {
-      FailureOr<TensorSharding> sharding =
-          TensorSharding::parse(text.getValue(), getRank(result), error);
-      if (failed(sharding))
-        return emitOpError(op)
-               << "result " << result.getResultNumber() << ": " << error;
-      shardings.push_back(*sharding);
-    }
-    constraints.results[op] = std::move(shardings);
+    constraints.results[op] = std::move(planned);
   }
   return constraints;
 }

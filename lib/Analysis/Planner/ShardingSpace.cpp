@@ -36,7 +36,7 @@ TensorSharding mlir::dpc::getFactorSharding(const ShardingRule &rule,
                                 std::pair(tensorFactor, kTensorAxis)})
       if (factor >= 0 && rule.getFactorKind(factor) == FactorKind::Reduction &&
           !llvm::is_contained(factors, factor))
-        sharding.partial |= axis;
+        sharding.setPartial(axis, rule.getFactorReduction(factor));
   return sharding;
 }
 

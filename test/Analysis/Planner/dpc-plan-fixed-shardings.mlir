@@ -14,14 +14,16 @@
 // all-gather between the matmuls). The user fixes Megatron-LM's layout
 // instead: the up-projection by column (its result split over tp) and the
 // down-projection's weight by row, so that the second matmul leaves a
-// partial sum over tp.
+// partial sum over tp. Shardings name the axes of the plan's mesh, which
+// the planner rewrites with the degrees it chooses.
+dpc.mesh @plan ["pp"=1, "dp"=1, "tp"=4]
 func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
                    %labels: tensor<8xi64> {dpc.input = "labels"},
                    %w0: tensor<1024x4096xf32> {dpc.param = "up.weight"},
                    %w1: tensor<4096x1024xf32> {dpc.param = "down.weight",
-                                               dpc.sharding = "[tp, *]"})
+                                               dpc.sharding = #dpc.sharding<@plan, [tp, *]>})
     -> (tensor<f32> {dpc.output = "loss"}) {
-  %0 = dpc.matmul %x, %w0 {dpc.sharding = ["[dp, tp]"]}
+  %0 = dpc.matmul %x, %w0 {dpc.sharding = [#dpc.sharding<@plan, [dp, tp]>]}
       : (tensor<8x1024xf32>, tensor<1024x4096xf32>) -> tensor<8x4096xf32>
   %1 = dpc.relu %0 : tensor<8x4096xf32>
   %2 = dpc.matmul %1, %w1 : (tensor<8x4096xf32>, tensor<4096x1024xf32>) -> tensor<8x1024xf32>
@@ -30,33 +32,39 @@ func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
   return %loss : tensor<f32>
 }
 
+// CHECK: dpc.mesh @plan ["pp"=1, "dp"=1, "tp"=4]
+// CHECK-NOT: dpc.mesh
 // CHECK-LABEL: func.func @forward_backward
-// CHECK-SAME: dpc.param = "up.weight", dpc.sharding = "[*, tp]"
-// CHECK-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
-// CHECK-SAME: dpc.grad = "up.weight", dpc.sharding = "[*, tp]"
-// CHECK-SAME: dpc.grad = "down.weight", dpc.sharding = "[tp, *]"
-// CHECK: dpc.matmul {{.*}}dpc.sharding = ["[dp, tp]"]
-// CHECK: dpc.relu {{.*}}dpc.sharding = ["[dp, tp]"]
-// CHECK: dpc.matmul {{.*}}dpc.sharding = ["[dp, *] partial(tp)"]
+// CHECK-SAME: dpc.param = "up.weight", dpc.sharding = #dpc.sharding<@plan, [*, tp]>
+// CHECK-SAME: dpc.param = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>
+// CHECK-SAME: dpc.grad = "up.weight", dpc.sharding = #dpc.sharding<@plan, [*, tp]>
+// CHECK-SAME: dpc.grad = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>
+// CHECK: dpc.matmul {{.*}}dpc.sharding = [#dpc.sharding<@plan, [dp, tp]>]
+// CHECK: dpc.relu {{.*}}dpc.sharding = [#dpc.sharding<@plan, [dp, tp]>]
+// CHECK: dpc.matmul {{.*}}dpc.sharding = [#dpc.sharding<@plan, [dp, *], partial = [tp : sum]>]
 // The backward pass follows (-dpc-plan completes every value): the
 // weight gradients come out laid out as their weights (no pending sum:
 // the data axis has one device), and the update keeps each weight's
 // layout.
 // CHECK: return
 // CHECK-LABEL: func.func @train_step
-// CHECK-SAME: dpc.param = "up.weight", dpc.sharding = "[*, tp]"
-// CHECK-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
-// CHECK: call @forward_backward{{.*}}dpc.sharding = ["[]", "[*, tp]", "[tp, *]"]
-// CHECK: dpc.sub {{.*}}dpc.sharding = ["[*, tp]"], dpc.stage = 0
-// CHECK: dpc.sub {{.*}}dpc.sharding = ["[tp, *]"], dpc.stage = 0
+// CHECK-SAME: dpc.param = "up.weight", dpc.sharding = #dpc.sharding<@plan, [*, tp]>
+// CHECK-SAME: dpc.param = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>
+// CHECK: call @forward_backward{{.*}}dpc.sharding = [#dpc.sharding<@plan, []>, #dpc.sharding<@plan, [*, tp]>, #dpc.sharding<@plan, [tp, *]>]
+// CHECK: dpc.sub {{.*}}dpc.sharding = [#dpc.sharding<@plan, [*, tp]>], dpc.stage = 0
+// CHECK: dpc.sub {{.*}}dpc.sharding = [#dpc.sharding<@plan, [tp, *]>], dpc.stage = 0
 
 // FREE: dpc.plan = {{{.*}}tp = 4
 // FREE-LABEL: func.func @forward_backward
-// FREE-SAME: dpc.param = "down.weight", dpc.sharding = "[tp, *]"
-// FREE: dpc.matmul {{.*}}dpc.sharding = ["[dp, tp]"]
+// FREE-SAME: dpc.param = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>
+// FREE: dpc.matmul {{.*}}dpc.sharding = [#dpc.sharding<@plan, [dp, tp]>]
 
+// DATA: dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
 // DATA-LABEL: func.func @forward_backward
-// DATA-SAME: dpc.grad = "up.weight", dpc.sharding = "[*, tp] partial(dp)"
-// DATA-SAME: dpc.grad = "down.weight", dpc.sharding = "[tp, *] partial(dp)"
+// DATA-SAME: dpc.grad = "up.weight", dpc.sharding = #dpc.sharding<@plan, [*, tp], partial = [dp : sum]>
+// DATA-SAME: dpc.grad = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *], partial = [dp : sum]>
+// The mean loss over samples split across replicas is a pending mean, not
+// a sum.
+// DATA: dpc.softmax_cross_entropy {{.*}}dpc.sharding = [#dpc.sharding<@plan, [], partial = [{{(tp : mean, )?}}dp : mean]>]
 
 // CONFLICT: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])

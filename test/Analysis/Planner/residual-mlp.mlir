@@ -47,8 +47,9 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // ILP-SAME: dpc.exhaustive_objective = [[OBJECTIVE:[0-9.e+-]+]] : f64, dpc.ilp_objective = [[OBJECTIVE]] : f64
 
 // PLAN: module attributes {dpc.plan = {chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
-// PLAN: func.func @forward_backward(%{{.*}}: tensor<8x64xf32> {dpc.input = "x", dpc.sharding = "[dp, *]"}
-// PLAN: dpc.matmul {{.*}}dpc.sharding = ["{{.*}}"], dpc.stage = 0 : i64
+// PLAN: dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=4]
+// PLAN: func.func @forward_backward(%{{.*}}: tensor<8x64xf32> {dpc.input = "x", dpc.sharding = #dpc.sharding<@plan, [dp, *]>}
+// PLAN: dpc.matmul {{.*}}dpc.sharding = [#dpc.sharding<@plan, {{.*}}>], dpc.stage = 0 : i64
 
 // DEGREES: error: --dp/--tp/--pp ask for 3 devices in all (or a divisor), but the mesh has 8
 // MEMORY: error: no plan fits in 0.00 GiB per device: the leanest ({{.*}}) needs {{.*}} GiB on stage {{[0-9]+}}, {{.*}} GiB short (parameters {{.*}}, gradients {{.*}}, optimizer state {{.*}}, activations {{.*}} GiB)

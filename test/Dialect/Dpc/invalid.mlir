@@ -892,8 +892,8 @@ func.func @unnamed_parameter(%x: tensor<4xf32> {dpc.param}) {
 
 // -----
 
-// expected-error @+1 {{'dpc.sharding' must be a string such as "[dp, *, tp]"}}
-func.func @sharding_not_a_string(%x: tensor<4xf32> {dpc.sharding = 1 : i64}) {
+// expected-error @+1 {{'dpc.sharding' of argument #0 must be a #dpc.sharding, such as #dpc.sharding<@plan, [dp, *]>}}
+func.func @sharding_not_a_sharding(%x: tensor<4xf32> {dpc.sharding = "[dp]"}) {
   return
 }
 
@@ -909,4 +909,158 @@ func.func @integer_parameter(%x: tensor<4xi64> {dpc.param = "ids"}) {
 // expected-error @+1 {{unknown dpc result attribute 'dpc.input'}}
 func.func @input_result(%x: tensor<4xf32>) -> (tensor<4xf32> {dpc.input = "x"}) {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// The plan: meshes, shardings and reshards.
+
+// dpc.mesh (C1)
+// expected-error @+1 {{'dpc.mesh' op has 1 axis sizes and 0 axis names, and needs at least one (C1)}}
+"dpc.mesh"() <{sym_name = "plan", axis_names = [], shape = array<i64: 4>}> : () -> ()
+
+// -----
+
+// dpc.mesh (C2)
+// expected-error @+1 {{'dpc.mesh' op axis name 'dp' appears twice (C2)}}
+dpc.mesh @plan ["dp"=2, "dp"=4]
+
+// -----
+
+// dpc.mesh (C2)
+// expected-error @+1 {{'dpc.mesh' op axis name 'data parallel' is not an identifier (C2)}}
+dpc.mesh @plan ["data parallel"=2]
+
+// -----
+
+// dpc.mesh (C3)
+// expected-error @+1 {{'dpc.mesh' op axis 'tp' has size 0; sizes are at least 1 (C3)}}
+dpc.mesh @plan ["dp"=2, "tp"=0]
+
+// -----
+
+// dpc.mesh (C3)
+// expected-error @+1 {{'dpc.mesh' op has more than 2^31 devices (C3)}}
+dpc.mesh @plan ["x"=3, "y"=6148914691236517206]
+
+// -----
+
+// dpc.mesh (C4)
+// expected-error @+1 {{'dpc.mesh' op devices must be a permutation of 0..3 (C4)}}
+dpc.mesh @plan ["dp"=2, "tp"=2] devices = [0, 1, 1, 3]
+
+// -----
+
+// #dpc.sharding (C1)
+dpc.mesh @plan ["dp"=2, "tp"=2]
+// expected-error @+1 {{mesh axis 'dp' is used more than once (C1)}}
+func.func @axis_twice(%x: tensor<4x4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *], partial = [dp : sum]>}) {
+  return
+}
+
+// -----
+
+// #dpc.sharding (C1)
+dpc.mesh @plan ["dp"=2, "tp"=2]
+// expected-error @+1 {{mesh axis 'tp' is used more than once (C1)}}
+func.func @axis_twice_in_one_dim(%x: tensor<4x4xf32> {dpc.sharding = #dpc.sharding<@plan, [(tp, tp), *]>}) {
+  return
+}
+
+// -----
+
+// #dpc.sharding (C2)
+// expected-error @+1 {{argument #0: sharding #dpc.sharding<@plan, [dp]> names no dpc.mesh (C2)}}
+func.func @no_mesh(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp]>}) {
+  return
+}
+
+// -----
+
+// #dpc.sharding (C3)
+dpc.mesh @plan ["dp"=2, "tp"=2]
+func.func @rank(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'dpc.neg' op result #0: sharding #dpc.sharding<@plan, [dp, *, tp]> has 3 dimensions for a value of type 'tensor<4x4xf32>' (C3)}}
+  %0 = dpc.neg %x {dpc.sharding = [#dpc.sharding<@plan, [dp, *, tp]>]} : tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// #dpc.sharding (C4)
+dpc.mesh @plan ["dp"=2, "tp"=2]
+// expected-error @+1 {{result #0: sharding #dpc.sharding<@plan, [*, *], partial = [mp : sum]>: 'mp' is not an axis of mesh @plan (C4)}}
+func.func @unknown_axis(%x: tensor<4x4xf32>) -> (tensor<4x4xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [mp : sum]>}) {
+  return %x : tensor<4x4xf32>
+}
+
+// -----
+
+// #dpc.sharding (C5)
+dpc.mesh @plan ["dp"=2, "tp"=4]
+func.func @uneven(%x: tensor<6x4xf32>) {
+  // expected-error @+1 {{'dpc.neg' op result #0: sharding #dpc.sharding<@plan, [(dp, tp), *]> splits dimension 0 of size 6 into 8 shards, which does not divide it (C5)}}
+  %0 = dpc.neg %x {dpc.sharding = [#dpc.sharding<@plan, [(dp, tp), *]>]} : tensor<6x4xf32>
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["dp"=2]
+// expected-error @+1 {{expected ':'}}
+func.func @partial_without_kind(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [*], partial = [dp]>}) {
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["dp"=2]
+// expected-error @+1 {{unknown reduction kind 'prod' (expected sum, mean, max or min)}}
+func.func @unknown_kind(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [*], partial = [dp : prod]>}) {
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["dp"=2]
+func.func @one_per_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.neg' op 'dpc.sharding' must be an array of 1 #dpc.sharding, one per result}}
+  %0 = dpc.neg %x {dpc.sharding = [#dpc.sharding<@plan, [dp]>, #dpc.sharding<@plan, [dp]>]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @stage(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.neg' op 'dpc.stage' must be a non-negative i64 stage index}}
+  %0 = dpc.neg %x {dpc.stage = "x"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @phase(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.neg' op 'dpc.phase' must be a #dpc.phase (forward, backward or optimizer)}}
+  %0 = dpc.neg %x {dpc.phase = "backward"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.reshard (C1)
+dpc.mesh @plan ["dp"=2]
+func.func @reshard_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{all of {input, result} have same type}}
+  %0 = "dpc.reshard"(%x) <{sharding = #dpc.sharding<@plan, [dp]>}> : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+// dpc.reshard (C2)
+dpc.mesh @plan ["dp"=4]
+func.func @reshard_uneven(%x: tensor<6xf32>) {
+  // expected-error @+1 {{'dpc.reshard' op (C2): sharding #dpc.sharding<@plan, [dp]> splits dimension 0 of size 6 into 4 shards, which does not divide it (C5)}}
+  %0 = dpc.reshard %x <@plan, [dp]> : tensor<6xf32>
+  return
 }

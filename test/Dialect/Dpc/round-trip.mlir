@@ -206,3 +206,26 @@ func.func @gradients(%x: tensor<2x3x8x8xf32>, %g: tensor<2x6x4x4xf32>, %p: tenso
   %4 = dpc.scatter_add %e[%ids] {axis = 0 : i64} : (tensor<2x5x4xf32>, tensor<2x5xi64>) -> tensor<10x4xf32>
   return
 }
+
+// The plan: a mesh, shardings in every form and place, a reshard, phases
+// and stages.
+// CHECK: dpc.mesh @plan ["pp"=2, "dp"=2, "tp"=2]
+// CHECK: dpc.mesh @pairs ["x"=2, "y"=2] devices = [1, 0, 3, 2]
+dpc.mesh @plan ["pp"=2, "dp"=2, "tp"=2]
+dpc.mesh @pairs ["x"=2, "y"=2] devices = [1, 0, 3, 2]
+
+// CHECK-LABEL: func.func @planned
+// CHECK-SAME: {dpc.sharding = #dpc.sharding<@plan, [dp, tp]>}
+// CHECK-SAME: -> (tensor<f32> {dpc.sharding = #dpc.sharding<@plan, [], partial = [tp : sum, dp : mean]>})
+func.func @planned(%x: tensor<4x8xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, tp]>})
+    -> (tensor<f32> {dpc.sharding = #dpc.sharding<@plan, [], partial = [tp : sum, dp : mean]>}) {
+  // CHECK: dpc.reshard %{{.*}} <@plan, [(dp, tp), *]> : tensor<4x8xf32>
+  %0 = dpc.reshard %x <@plan, [(dp, tp), *]> : tensor<4x8xf32>
+  // CHECK: dpc.neg %{{.*}} {dpc.phase = #dpc.phase<forward>, dpc.sharding = [#dpc.sharding<@plan, [(dp, tp), *]>], dpc.stage = 1 : i64}
+  %1 = dpc.neg %0 {dpc.phase = #dpc.phase<forward>, dpc.sharding = [#dpc.sharding<@plan, [(dp, tp), *]>], dpc.stage = 1 : i64} : tensor<4x8xf32>
+  // CHECK: dpc.split {{.*}}dpc.sharding = [#dpc.sharding<@pairs, [x, *]>, #dpc.sharding<@pairs, [*, y], partial = [x : max]>]
+  %2:2 = dpc.split %1 {axis = 1 : i64, dpc.phase = #dpc.phase<backward>, dpc.sharding = [#dpc.sharding<@pairs, [x, *]>, #dpc.sharding<@pairs, [*, y], partial = [x : max]>]} : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  // CHECK: dpc.reduce_sum {{.*}}dpc.operand_shardings = [#dpc.sharding<@plan, [dp, *]>], dpc.phase = #dpc.phase<optimizer>
+  %3 = dpc.reduce_sum %2#0 [0, 1] {dpc.operand_shardings = [#dpc.sharding<@plan, [dp, *]>], dpc.phase = #dpc.phase<optimizer>} : tensor<4x4xf32> -> tensor<f32>
+  return %3 : tensor<f32>
+}

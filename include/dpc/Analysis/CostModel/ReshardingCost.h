@@ -15,6 +15,7 @@
 
 #include "dpc/Analysis/CostModel/Cluster.h"
 #include "dpc/Analysis/CostModel/CommunicationCost.h"
+#include "dpc/Interfaces/ReductionKind.h"
 
 #include <string>
 
@@ -50,13 +51,16 @@ private:
   const Cluster *cluster;
 };
 
-/// How one tensor lies on a stage mesh.
+/// How one tensor lies on a stage mesh: the planner's compact form of a
+/// #dpc.sharding over the axes `dp` and `tp` (PlanAttributes.h converts).
 struct TensorSharding {
   /// Per dimension, the StageAxis bits that split it (both: data-parallel
   /// major).
   SmallVector<unsigned, 4> dims;
-  /// StageAxis bits over which the tensor is a partial sum.
+  /// StageAxis bits over which the tensor is a partial result.
   unsigned partial = 0;
+  /// How the partial results over each axis combine (data, tensor).
+  ReductionKind partialKinds[2] = {ReductionKind::sum, ReductionKind::sum};
 
   static TensorSharding replicated(unsigned rank) {
     return {SmallVector<unsigned, 4>(rank, 0), 0};
@@ -65,15 +69,30 @@ struct TensorSharding {
   int64_t getSplitDim(StageAxis axis) const;
   /// Devices one element is spread over: product of the splitting axes.
   int64_t getShards(const StageMesh &mesh) const;
-  /// `[dp, *, tp]`, `[*, *] partial(tp)`, `[dp+tp, *]`.
+  ReductionKind getPartialKind(StageAxis axis) const {
+    return partialKinds[axis == kDataAxis ? 0 : 1];
+  }
+  /// Marks the tensor partial over `axis`, combining by `kind`.
+  void setPartial(StageAxis axis, ReductionKind kind) {
+    partial |= axis;
+    partialKinds[axis == kDataAxis ? 0 : 1] = kind;
+  }
+  /// Finishes the partial result over `axis`.
+  void clearPartial(StageAxis axis) {
+    partial &= ~unsigned(axis);
+    partialKinds[axis == kDataAxis ? 0 : 1] = ReductionKind::sum;
+  }
+  /// As #dpc.sharding prints its body: `[dp, *, tp]`, `[(dp, tp), *]`,
+  /// `[*], partial = [tp : sum]`.
   std::string str() const;
-  /// The inverse of str() for a tensor of rank `rank` (spaces are free);
-  /// fails with `error` naming what is wrong.
-  static FailureOr<TensorSharding> parse(StringRef text, unsigned rank,
-                                         std::string &error);
 
   bool operator==(const TensorSharding &other) const {
-    return dims == other.dims && partial == other.partial;
+    return dims == other.dims && partial == other.partial &&
+           partialKinds[0] == other.partialKinds[0] &&
+           partialKinds[1] == other.partialKinds[1];
+  }
+  bool operator!=(const TensorSharding &other) const {
+    return !(*this == other);
   }
 };
 

@@ -14,6 +14,9 @@
 using namespace mlir;
 using namespace mlir::dpc;
 
+static LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
+                                         Type type, const Twine &what);
+
 #include "dpc/Dialect/Dpc/IR/DpcEnums.cpp.inc"
 #include "dpc/Dialect/Dpc/IR/DpcOpsDialect.cpp.inc"
 
@@ -33,6 +36,7 @@ void DpcDialect::initialize() {
 #define GET_OP_LIST
 #include "dpc/Dialect/Dpc/IR/DpcOps.cpp.inc"
       >();
+  registerAttributes();
   addInterfaces<DpcInlinerInterface>();
 }
 
@@ -53,18 +57,17 @@ LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
       name != kInputAttrName && name != kOptStateAttrName &&
       name != kHyperAttrName && name != kShardingAttrName)
     return op->emitError("unknown dpc argument attribute '") << name << "'";
-  if (name == kShardingAttrName && !isa<StringAttr>(attribute.getValue()))
-    return op->emitError("'")
-           << name << "' must be a string such as \"[dp, *, tp]\"";
+  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  if (name == kShardingAttrName)
+    return verifyValueSharding(op, attribute, type,
+                               "argument #" + Twine(argIndex));
   if (!isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")
            << name << "' must hold the tensor's name as a string";
-  if (name == kInputAttrName || name == kHyperAttrName ||
-      name == kShardingAttrName)
+  if (name == kInputAttrName || name == kHyperAttrName)
     return success();
   // Parameters and state are floating-point tensors: they are updated by
   // the optimizer or by running statistics.
-  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !isa<FloatType>(tensor.getElementType()))
     return op->emitError("'")
@@ -87,12 +90,85 @@ DpcDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
       name != kGradAttrName && name != kOptStateAttrName &&
       name != kParamAttrName && name != kShardingAttrName)
     return op->emitError("unknown dpc result attribute '") << name << "'";
-  if (name == kShardingAttrName && !isa<StringAttr>(attribute.getValue()))
-    return op->emitError("'")
-           << name << "' must be a string such as \"[dp, *, tp]\"";
+  if (name == kShardingAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func)
+      return op->emitError("'") << name << "' marks results of functions";
+    return verifyValueSharding(op, attribute,
+                               func.getResultTypes()[resultIndex],
+                               "result #" + Twine(resultIndex));
+  }
   if (!isa<StringAttr>(attribute.getValue()))
     return op->emitError("'")
            << name << "' must hold the tensor's name as a string";
+  return success();
+}
+
+/// One #dpc.sharding on a value of type `type`, named `what` in errors.
+static LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
+                                         Type type, const Twine &what) {
+  auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
+  if (!sharding)
+    return op->emitError("'")
+           << attr.getName().strref() << "' of " << what
+           << " must be a #dpc.sharding, such as #dpc.sharding<@plan, [dp, *]>";
+  return verifyShardingFor(sharding, type, op, [&] {
+    return op->emitError() << what << ": ";
+  });
+}
+
+/// An array of #dpc.sharding, one per value of `values`.
+static LogicalResult verifyShardingArray(Operation *op, NamedAttribute attr,
+                                         TypeRange values, StringRef what) {
+  auto array = dyn_cast<ArrayAttr>(attr.getValue());
+  if (!array || array.size() != values.size())
+    return op->emitOpError("'")
+           << attr.getName().strref() << "' must be an array of "
+           << values.size() << " #dpc.sharding, one per " << what;
+  for (auto [i, element, type] : llvm::enumerate(array, values)) {
+    auto sharding = dyn_cast<ShardingAttr>(element);
+    if (!sharding)
+      return op->emitOpError("'")
+             << attr.getName().strref() << "' entry " << i
+             << " is not a #dpc.sharding";
+    if (failed(verifyShardingFor(sharding, type, op, [&, i = i] {
+          return op->emitOpError() << what << " #" << i << ": ";
+        })))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult DpcDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  Attribute value = attribute.getValue();
+  if (name == kShardingAttrName)
+    return verifyShardingArray(op, attribute, op->getResultTypes(), "result");
+  if (name == kOperandShardingsAttrName)
+    return verifyShardingArray(op, attribute, op->getOperandTypes(),
+                               "operand");
+  if (name == kStageAttrName) {
+    auto stage = dyn_cast<IntegerAttr>(value);
+    if (!stage || !stage.getType().isInteger(64) || stage.getInt() < 0)
+      return op->emitOpError("'")
+             << name << "' must be a non-negative i64 stage index";
+    return success();
+  }
+  if (name == kPhaseAttrName) {
+    if (!isa<PhaseAttr>(value))
+      return op->emitOpError("'")
+             << name << "' must be a #dpc.phase (forward, backward or "
+             << "optimizer)";
+    return success();
+  }
+  if (name == kPlanAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(value))
+      return op->emitOpError("'")
+             << name << "' is a dictionary on the module";
+    return success();
+  }
+  // Other dpc.* names annotate analyses for tests (-test-dpc-...).
   return success();
 }
 

@@ -77,3 +77,8 @@ double LayerNormOp::getFlops() {
 double BatchNormOp::getFlops() {
   return kNormFlopsPerElement * getNumElements(getInput().getType());
 }
+
+double ReshardOp::getFlops() {
+  // Moves data; the cost model prices the collectives it lowers to.
+  return 0.0;
+}

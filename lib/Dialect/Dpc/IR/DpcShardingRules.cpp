@@ -46,7 +46,8 @@ ShardingRule mlir::dpc::getElementwiseShardingRule(Operation *op) {
 }
 
 ShardingRule mlir::dpc::getReductionShardingRule(Operation *op,
-                                                 ArrayRef<int64_t> dims) {
+                                                 ArrayRef<int64_t> dims,
+                                                 ReductionKind kind) {
   ShardingRule rule;
   ArrayRef<int64_t> inputShape = getShape(op->getOperand(0));
   ArrayRef<int64_t> resultShape = getShape(op->getResult(0));
@@ -54,8 +55,8 @@ ShardingRule mlir::dpc::getReductionShardingRule(Operation *op,
   SmallVector<int64_t> inputFactors, resultFactors;
   for (auto [dim, size] : llvm::enumerate(inputShape)) {
     bool reduced = llvm::is_contained(dims, static_cast<int64_t>(dim));
-    int64_t factor = rule.addFactor(size, reduced ? FactorKind::Reduction
-                                                  : FactorKind::Parallel);
+    int64_t factor = rule.addFactor(
+        size, reduced ? FactorKind::Reduction : FactorKind::Parallel, kind);
     inputFactors.push_back(factor);
     if (!reduced)
       resultFactors.push_back(factor);
@@ -273,18 +274,23 @@ ShardingRule GatherOp::getShardingRule() {
   return rule;
 }
 
-// Samples are parallel when the losses stay per sample and summed away
-// when they are reduced; the class dimension must stay whole.
+// Samples are parallel when the losses stay per sample and reduced away
+// otherwise; the class dimension must stay whole. A split mean is finished
+// by weighting each shard with its count of samples not ignored.
 static ShardingRule getLossRule(Operation *op, LossReduction reduction) {
   ShardingRule rule;
   ArrayRef<int64_t> input = getShape(op->getOperand(0));
   FactorKind sampleKind = reduction == LossReduction::none
                               ? FactorKind::Parallel
                               : FactorKind::Reduction;
+  ReductionKind partialKind = reduction == LossReduction::mean
+                                  ? ReductionKind::mean
+                                  : ReductionKind::sum;
   SmallVector<int64_t> inFactors, sampleFactors;
   for (auto [dim, size] : llvm::enumerate(input)) {
     int64_t factor = rule.addFactor(
-        size, dim == 1 ? FactorKind::NeedReplication : sampleKind);
+        size, dim == 1 ? FactorKind::NeedReplication : sampleKind,
+        partialKind);
     inFactors.push_back(factor);
     if (dim != 1)
       sampleFactors.push_back(factor);

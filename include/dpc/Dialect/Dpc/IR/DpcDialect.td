@@ -40,9 +40,13 @@ def Dpc_Dialect : Dialect {
     specification that it enforces.
   }];
   let hasRegionArgAttrVerify = 1;
+  let hasOperationAttrVerify = 1;
+  let useDefaultAttributePrinterParser = 1;
   let hasRegionResultAttrVerify = 1;
   let hasConstantMaterializer = 1;
   let extraClassDeclaration = [{
+    void registerAttributes();
+
     /// Argument attribute marking a trainable parameter.
     static constexpr ::llvm::StringLiteral kParamAttrName = "dpc.param";
     /// Argument attribute marking non-trainable state (BatchNorm statistics).
@@ -59,11 +63,21 @@ def Dpc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptStateAttrName = "dpc.opt_state";
     /// Argument attribute of a training hyperparameter ("lr", "step").
     static constexpr ::llvm::StringLiteral kHyperAttrName = "dpc.hyper";
-    /// Argument attribute of the planner: how the argument is split over
-    /// the stage mesh ("[dp, *, tp]"); ops carry one per result.
+    /// Argument and result attribute of the plan: how the value lies on
+    /// the mesh (a #dpc.sharding); ops carry an array, one per result.
     static constexpr ::llvm::StringLiteral kShardingAttrName = "dpc.sharding";
-    /// Op attribute of the planner: the pipeline stage that runs the op.
+    /// Op attribute of the plan: the layouts the op's strategy expects of
+    /// its operands (an array of #dpc.sharding, one per operand), until
+    /// -dpc-insert-reshards makes them explicit.
+    static constexpr ::llvm::StringLiteral kOperandShardingsAttrName =
+        "dpc.operand_shardings";
+    /// Op attribute of the plan: the pipeline stage that runs the op
+    /// (absent: every stage runs it).
     static constexpr ::llvm::StringLiteral kStageAttrName = "dpc.stage";
+    /// Op attribute: the part of the training step (#dpc.phase).
+    static constexpr ::llvm::StringLiteral kPhaseAttrName = "dpc.phase";
+    /// Module attribute of the plan: its degrees and predictions.
+    static constexpr ::llvm::StringLiteral kPlanAttrName = "dpc.plan";
   }];
 }
 

@@ -20,4 +20,12 @@ def Dpc_LossReductionAttr : I32EnumAttr<"LossReduction",
   let cppNamespace = "::mlir::dpc";
 }
 
+def Dpc_Phase : I32EnumAttr<"Phase",
+    "the part of the training step an op belongs to", [
+      I32EnumAttrCase<"forward", 0>, I32EnumAttrCase<"backward", 1>,
+      I32EnumAttrCase<"optimizer", 2>]> {
+  let cppNamespace = "::mlir::dpc";
+  let genSpecializedAttr = 0;
+}
+
 #endif // DPC_DIALECT_DPC_IR_DPCENUMS

@@ -8,18 +8,19 @@
 #ifndef DPC_DIALECT_DPC_IR_DPCOPS_H
 #define DPC_DIALECT_DPC_IR_DPCOPS_H
 
+#include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/DifferentiableOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-
-#include "dpc/Dialect/Dpc/IR/DpcEnums.h.inc"
 
 namespace mlir::dpc::OpTrait {
 /// Marks an op that mixed precision keeps in f32 (Dpc_KeepsFullPrecision).
@@ -51,8 +52,10 @@ LogicalResult verifyBroadcastingOp(Operation *op, ArrayRef<Value> data,
 /// that are broadcast map to no factor.
 ShardingRule getElementwiseShardingRule(Operation *op);
 
-/// The rule of a reduction of operand 0 over `dims`.
-ShardingRule getReductionShardingRule(Operation *op, ArrayRef<int64_t> dims);
+/// The rule of a reduction of operand 0 over `dims`, whose partial results
+/// combine by `kind`.
+ShardingRule getReductionShardingRule(Operation *op, ArrayRef<int64_t> dims,
+                                      ReductionKind kind);
 
 } // namespace mlir::dpc
 

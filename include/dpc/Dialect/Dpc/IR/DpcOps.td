@@ -8,6 +8,7 @@
 #ifndef DPC_DIALECT_DPC_IR_DPCOPS
 #define DPC_DIALECT_DPC_IR_DPCOPS
 
+include "dpc/Dialect/Dpc/IR/DpcAttrs.td"
 include "dpc/Dialect/Dpc/IR/DpcDialect.td"
 include "dpc/Dialect/Dpc/IR/DpcEnums.td"
 include "dpc/Interfaces/CostOpInterface.td"
@@ -17,6 +18,7 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 //===----------------------------------------------------------------------===//
 // Type constraints
@@ -492,7 +494,7 @@ def Dpc_AvgPool2DGradOp : Dpc_Op<"avg_pool2d_grad", [Pure,
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
-class Dpc_ReduceOp<string mnemonic, string combine>
+class Dpc_ReduceOp<string mnemonic, string combine, string partialKind>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
                         CostOpInterface,
                         DeclareOpInterfaceMethods<ShardableOpInterface>]> {
@@ -520,15 +522,16 @@ class Dpc_ReduceOp<string mnemonic, string combine>
   let hasVerifier = 1;
   let extraClassDefinition = [{
     ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
-      return ::mlir::dpc::getReductionShardingRule(getOperation(), getDims());
+      return ::mlir::dpc::getReductionShardingRule(
+          getOperation(), getDims(), ::mlir::dpc::ReductionKind::}] # partialKind # [{);
     }
   }];
 }
 
-def Dpc_ReduceSumOp : Dpc_ReduceOp<"reduce_sum", "sum">;
-def Dpc_ReduceMeanOp : Dpc_ReduceOp<"reduce_mean", "mean">;
-def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum">;
-def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum">;
+def Dpc_ReduceSumOp : Dpc_ReduceOp<"reduce_sum", "sum", "sum">;
+def Dpc_ReduceMeanOp : Dpc_ReduceOp<"reduce_mean", "mean", "mean">;
+def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum", "max">;
+def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum", "min">;
 
 class Dpc_SoftmaxLikeOp<string mnemonic, string formula>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
@@ -865,6 +868,77 @@ def Dpc_SoftmaxCrossEntropyOp : Dpc_LossOp<"softmax_cross_entropy",
 def Dpc_NllLossOp : Dpc_LossOp<"nll_loss",
     "The loss `-input[label]` per sample (from log-probabilities)."> {
   let summary = "Negative log-likelihood against class labels";
+}
+
+//===----------------------------------------------------------------------===//
+// The plan: meshes and changes of sharding
+//===----------------------------------------------------------------------===//
+
+def Dpc_MeshOp : Dpc_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "A named, logical mesh of devices";
+  let description = [{
+    Declares the devices a plan runs on as an n-dimensional mesh with named
+    axes. Shardings (`#dpc.sharding<@name, ...>`) refer to it by symbol.
+
+    ```mlir
+    dpc.mesh @plan ["pp"=2, "dp"=4, "tp"=8]
+    dpc.mesh @pair ["dp"=2] devices = [1, 0]
+    ```
+
+    The device at mesh coordinates `(c0, ..., cn-1)` is, without
+    `devices`, the row-major index of the coordinates (the last axis
+    varies fastest: neighbouring devices share a node); with `devices`, the
+    entry at that index. A planned step uses `@plan` with the axes
+    `pp` (pipeline stages), `dp` (data parallel) and `tp` (tensor
+    parallel), in that order.
+
+    Constraints:
+    - (C1) the mesh has at least one axis, and as many names as sizes.
+    - (C2) axis names are distinct identifiers (a letter or `_`, then
+      letters, digits or `_`).
+    - (C3) every axis size is at least 1, and the mesh has at most 2^31
+      devices.
+    - (C4) `devices`, when present, is a permutation of `0 .. N-1` for
+      the mesh's N devices.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axis_names,
+                       DenseI64ArrayAttr:$shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$devices);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The size of axis `name`, or nullopt when the mesh has none.
+    std::optional<int64_t> getAxisSize(::llvm::StringRef name);
+    int64_t getNumDevices();
+  }];
+}
+
+def Dpc_ReshardOp : Dpc_Op<"reshard", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Changes how a value lies on the mesh";
+  let description = [{
+    Returns `input` unchanged, laid out as `sharding`. The value itself is
+    the same; only its distribution changes: a pending partial result is
+    reduced, a split dimension is gathered, split or moved. A reshard is
+    abstract: `-dpc-insert-reshards` places one on every edge of a planned
+    step where the producer's layout differs from the layout the consumer's
+    strategy expects, and the partitioner turns each into the cheapest
+    collectives (all-reduce, reduce-scatter, all-gather, all-to-all) or
+    into a local slice.
+
+    ```mlir
+    %1 = dpc.reshard %0 <@plan, [dp, *]> : tensor<8x16xf32>
+    ```
+
+    Constraints:
+    - (C1) `result` has the type of `input`.
+    - (C2) `sharding` is a valid sharding of that type (see
+      `#dpc.sharding`).
+  }];
+  let arguments = (ins Dpc_Tensor:$input, Dpc_ShardingAttr:$sharding);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input $sharding attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // DPC_DIALECT_DPC_IR_DPCOPS

@@ -1,0 +1,45 @@
+//===- DpcAttrs.h - Attributes of the dpc dialect ---------------*- C++ -*-===//
+//
+// Declares the dpc enums and attributes (#dpc.sharding, #dpc.phase), and
+// the check of a sharding against the value it describes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_DIALECT_DPC_IR_DPCATTRS_H
+#define DPC_DIALECT_DPC_IR_DPCATTRS_H
+
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/ReductionKind.h"
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dpc/Dialect/Dpc/IR/DpcAttrs.h.inc"
+
+namespace mlir::dpc {
+
+class MeshOp;
+
+/// The `dpc.mesh` that `sharding` names, looked up from `scope` (any op in
+/// the module), or null.
+MeshOp lookupMesh(ShardingAttr sharding, Operation *scope);
+
+/// Checks `sharding` against a value of type `type` used under `scope`:
+/// constraints (C2) to (C5) of #dpc.sharding. Errors go to `emitError`.
+LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
+                                Operation *scope,
+                                function_ref<InFlightDiagnostic()> emitError);
+
+/// The per-value form on `op` (one sharding per result), if present.
+SmallVector<ShardingAttr> getResultShardings(Operation *op);
+
+/// The sharding of `value`: its defining op's entry, or its function
+/// argument's attribute; null when it has none.
+ShardingAttr getSharding(Value value);
+
+} // namespace mlir::dpc
+
+#endif // DPC_DIALECT_DPC_IR_DPCATTRS_H
