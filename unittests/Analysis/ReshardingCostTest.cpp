@@ -79,7 +79,7 @@ TEST_F(ReshardingCost, Printing) {
   TensorSharding loss = TensorSharding::replicated(0);
   loss.setPartial(kDataAxis, ReductionKind::mean);
   loss.setPartial(kTensorAxis, ReductionKind::sum);
-  EXPECT_EQ(loss.str(), "[], partial = [tp : sum, dp : mean]");
+  EXPECT_EQ(loss.str(), "[], partial = [dp : mean, tp : sum]");
   loss.clearPartial(kDataAxis);
   EXPECT_EQ(loss, sharding({}, kTensorAxis));
 }

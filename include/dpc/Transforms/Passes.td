@@ -158,4 +158,55 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// The plan in the IR (Transforms/Planning)
+//===----------------------------------------------------------------------===//
+
+def InsertReshards : Pass<"dpc-insert-reshards", "ModuleOp"> {
+  let summary = "Makes every change of layout in a planned step a dpc.reshard";
+  let description = [{
+    The planner writes, on each op, the layouts of its results
+    (`dpc.sharding`) and the layouts its chosen strategy takes its operands
+    in (`dpc.operand_shardings`). Where an operand lies otherwise, this
+    pass puts a `dpc.reshard` to the expected layout before the op (one per
+    value and layout), and drops `dpc.operand_shardings`. Calls take their
+    arguments as the callee's signature says and returns give results as
+    the function's signature says; a call result declared otherwise than
+    the callee returns it (a gradient that leaves `@forward_backward` as a
+    partial sum and is used reduced) gets a reshard after the call.
+
+    ```mlir
+    %0 = dpc.matmul %x, %w {dpc.sharding = [#dpc.sharding<@plan, [dp, *], partial = [tp : sum]>]} ...
+    %1 = dpc.relu %0 {dpc.operand_shardings = [#dpc.sharding<@plan, [dp, *]>],
+                      dpc.sharding = [#dpc.sharding<@plan, [dp, *]>]} ...
+    // becomes
+    %0 = dpc.matmul %x, %w {dpc.sharding = [#dpc.sharding<@plan, [dp, *], partial = [tp : sum]>]} ...
+    %r = dpc.reshard %0 <@plan, [dp, *]> : tensor<8x16xf32>
+    %1 = dpc.relu %r {dpc.sharding = [#dpc.sharding<@plan, [dp, *]>]} ...
+    ```
+
+    Two layouts that differ only in axes of size 1, or in the order of
+    their partial axes, are the same and need no reshard.
+  }];
+}
+
+def VerifyShardings : Pass<"dpc-verify-shardings", "ModuleOp"> {
+  let summary = "Checks that a planned step's layouts follow from its rules";
+  let description = [{
+    In every function with shardings on its arguments, checks that:
+    - every op's result layouts are those its sharding rule gives for its
+      operands' layouts (each loop split one way by all operands, loops
+      that must stay whole unsplit, no pending partial operand, a split
+      reduction leaving its result partial with the rule's reduction kind);
+    - an op without a rule takes and gives whole values (unless it has no
+      operands, like a constant);
+    - calls pass arguments and returns give results as the signatures say,
+      and a call's results are declared as its callee returns them;
+    - every value has a sharding.
+    Changes of layout must be explicit (`-dpc-insert-reshards`). Errors
+    name the op, the operand or result, and both layouts. The IR is left
+    unchanged.
+  }];
+}
+
 #endif // DPC_TRANSFORMS_PASSES

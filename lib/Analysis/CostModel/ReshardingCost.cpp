@@ -52,7 +52,7 @@ std::string TensorSharding::str() const {
     return text;
   text += ", partial = [";
   bool first = true;
-  for (StageAxis axis : {kTensorAxis, kDataAxis}) {
+  for (StageAxis axis : {kDataAxis, kTensorAxis}) {
     if (!(partial & axis))
       continue;
     text += (first ? "" : ", ") + getAxisNames(axis) + " : " +

@@ -34,7 +34,7 @@ ShardingAttr mlir::dpc::getShardingAttr(MLIRContext *context,
         names.push_back(getAxisName(axis));
   }
   SmallVector<std::pair<StringRef, ReductionKind>> partial;
-  for (StageAxis axis : {kTensorAxis, kDataAxis})
+  for (StageAxis axis : {kDataAxis, kTensorAxis})
     if (sharding.partial & axis)
       partial.emplace_back(getAxisName(axis), sharding.getPartialKind(axis));
   return ShardingAttr::get(context, kPlanMeshName, dims, partial);

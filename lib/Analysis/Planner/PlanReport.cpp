@@ -298,9 +298,11 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
   }
   for (Operation *op : graph.getForwardOps()) {
     Operation *rep = segmentation.getRepresentative(op);
-    if (auto it = plan.results.find(rep); it != plan.results.end())
+    if (auto it = plan.results.find(rep); it != plan.results.end()) {
       op->setAttr(DpcDialect::kShardingAttrName, shardingArray(it->second));
-    else {
+      op->setAttr(DpcDialect::kOperandShardingsAttrName,
+                  shardingArray(plan.operands.lookup(rep)));
+    } else {
       // Constants: every device holds the whole value.
       SmallVector<TensorSharding> whole;
       for (Value result : op->getResults())

@@ -533,10 +533,13 @@ FailureOr<Plan> Search::run(std::string &error) {
             plan.memoryLimit = memoryLimit;
             for (Operation *op : graph.getForwardOps())
               if (std::optional<unsigned> node =
-                      space.getNode(segmentation.getRepresentative(op)))
+                      space.getNode(segmentation.getRepresentative(op))) {
+                const ShardingSpace::Strategy &strategy =
+                    space.getStrategies(*node)[choice[*node]];
                 plan.results[op] = SmallVector<TensorSharding, 1>(
-                    llvm::ArrayRef(
-                        space.getStrategies(*node)[choice[*node]].results));
+                    llvm::ArrayRef(strategy.results));
+                plan.operands[op] = strategy.operands;
+              }
             for (BlockArgument arg :
                  graph.getFunction().getArguments())
               if (graph.isParameter(arg))

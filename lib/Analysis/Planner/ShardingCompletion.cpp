@@ -110,6 +110,8 @@ private:
   llvm::DenseMap<Value, int64_t> wantedStages;
   /// The stage each completed op runs on (none: every stage).
   llvm::DenseMap<Operation *, std::optional<int64_t>> opStages;
+  /// The layouts each completed op takes its operands in.
+  llvm::DenseMap<Operation *, SmallVector<TensorSharding, 3>> opOperands;
 };
 
 } // namespace
@@ -271,6 +273,7 @@ void Completion::choose(Operation *op) {
 
   std::optional<int64_t> stage = pickStage(op);
   opStages[op] = stage;
+  opOperands[op] = best.operands;
   for (auto [result, sharding] :
        llvm::zip_equal(op->getResults(), best.results))
     set(result, sharding, stage);
@@ -380,6 +383,9 @@ void Completion::write(func::FuncOp func) {
     }
     op->setAttr(DpcDialect::kShardingAttrName,
                 getShardingArrayAttr(context, results));
+    if (auto it = opOperands.find(op); it != opOperands.end())
+      op->setAttr(DpcDialect::kOperandShardingsAttrName,
+                  getShardingArrayAttr(context, it->second));
     if (std::optional<int64_t> stage = opStages.lookup(op))
       op->setAttr(DpcDialect::kStageAttrName,
                   builder.getI64IntegerAttr(*stage));

@@ -98,8 +98,10 @@ struct Plan {
   double memoryLimit = 0.0;
 
   /// Sharding of each result of every forward op (by representative) and
-  /// of every parameter.
+  /// of every parameter; the layouts each op's strategy takes its operands
+  /// in.
   llvm::DenseMap<Operation *, SmallVector<TensorSharding, 1>> results;
+  llvm::DenseMap<Operation *, SmallVector<TensorSharding, 3>> operands;
   llvm::DenseMap<Value, TensorSharding> parameters;
 
   /// Search statistics.

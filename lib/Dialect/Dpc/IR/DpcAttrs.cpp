@@ -254,6 +254,33 @@ mlir::dpc::verifyShardingFor(ShardingAttr sharding, Type type, Operation *scope,
   return success();
 }
 
+ShardingAttr mlir::dpc::getCanonicalSharding(ShardingAttr sharding,
+                                             MeshOp mesh) {
+  auto isUnit = [&](Attribute axis) {
+    return mesh.getAxisSize(cast<StringAttr>(axis).getValue()) == 1;
+  };
+  MLIRContext *context = sharding.getContext();
+  SmallVector<Attribute> dims;
+  for (Attribute dim : sharding.getDims()) {
+    SmallVector<Attribute> axes;
+    llvm::copy_if(cast<ArrayAttr>(dim), std::back_inserter(axes),
+                  [&](Attribute axis) { return !isUnit(axis); });
+    dims.push_back(ArrayAttr::get(context, axes));
+  }
+  SmallVector<Attribute> partialAxes;
+  SmallVector<ReductionKind> kinds;
+  for (Attribute axis : mesh.getAxisNames())
+    if (!isUnit(axis))
+      if (std::optional<ReductionKind> kind = sharding.getPartialKind(
+              cast<StringAttr>(axis).getValue())) {
+        partialAxes.push_back(axis);
+        kinds.push_back(*kind);
+      }
+  return ShardingAttr::get(context, sharding.getMesh(),
+                           ArrayAttr::get(context, dims),
+                           ArrayAttr::get(context, partialAxes), kinds);
+}
+
 SmallVector<ShardingAttr> mlir::dpc::getResultShardings(Operation *op) {
   SmallVector<ShardingAttr> shardings;
   auto array = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);

@@ -33,6 +33,10 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
                                 Operation *scope,
                                 function_ref<InFlightDiagnostic()> emitError);
 
+/// The canonical form of `sharding` on `mesh`, in which equal layouts are
+/// equal attributes: no axes of size 1, partial axes in the mesh's order.
+ShardingAttr getCanonicalSharding(ShardingAttr sharding, MeshOp mesh);
+
 /// The per-value form on `op` (one sharding per result), if present.
 SmallVector<ShardingAttr> getResultShardings(Operation *op);
 

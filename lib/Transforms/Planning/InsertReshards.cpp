@@ -1,0 +1,111 @@
+//===- InsertReshards.cpp - The -dpc-insert-reshards pass -----------------===//
+//
+// Makes every change of layout in a planned step an op: where an operand
+// lies otherwise than its consumer expects (a strategy's operand layout, a
+// callee's argument, a function's result), a dpc.reshard to the expected
+// layout goes before the consumer; where a call's result is declared
+// otherwise than its callee returns it (gradients reduced at the boundary
+// of @forward_backward), one goes after the call.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Transforms/Passes.h"
+#include "dpc/Transforms/Planning/ShardingFlow.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+
+namespace mlir::dpc {
+#define GEN_PASS_DEF_INSERTRESHARDS
+#include "dpc/Transforms/Passes.h.inc"
+} // namespace mlir::dpc
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+/// Places the new reshard where `consumer` runs.
+void copyPlacement(Operation *consumer, Operation *reshard) {
+  for (StringRef name :
+       {DpcDialect::kStageAttrName, DpcDialect::kPhaseAttrName})
+    if (Attribute attr = consumer->getAttr(name))
+      reshard->setAttr(name, attr);
+}
+
+bool isSameLayout(ShardingAttr a, ShardingAttr b, Operation *scope) {
+  if (a == b)
+    return true;
+  MeshOp mesh = lookupMesh(a, scope);
+  return mesh && a.getMesh() == b.getMesh() &&
+         getCanonicalSharding(a, mesh) == getCanonicalSharding(b, mesh);
+}
+
+struct InsertReshardsPass
+    : public dpc::impl::InsertReshardsBase<InsertReshardsPass> {
+  void runOnOperation() override {
+    // One reshard per value and target layout within a block.
+    DenseMap<std::pair<Value, Attribute>, ReshardOp> made;
+    WalkResult walk = getOperation().walk([&](Operation *op) -> WalkResult {
+      if (isa<ReshardOp>(op))
+        return WalkResult::advance();
+      if (auto call = dyn_cast<CallOpInterface>(op))
+        splitCallResults(call);
+      SmallVector<ShardingAttr> expected = getExpectedOperandShardings(op);
+      for (auto [i, want] : llvm::enumerate(expected)) {
+        if (!want)
+          continue;
+        OpOperand &operand = op->getOpOperand(i);
+        ShardingAttr have = getSharding(operand.get());
+        if (!have) {
+          op->emitOpError("operand #")
+              << i << " has no sharding to reshard from; plan the step first";
+          return WalkResult::interrupt();
+        }
+        if (isSameLayout(have, want, op))
+          continue;
+        ReshardOp &reshard = made[{operand.get(), want}];
+        if (!reshard || reshard->getBlock() != op->getBlock()) {
+          OpBuilder builder(op);
+          reshard = ReshardOp::create(builder, op->getLoc(), operand.get(),
+                                      want);
+          copyPlacement(op, reshard);
+        }
+        operand.set(reshard);
+      }
+      op->removeAttr(DpcDialect::kOperandShardingsAttrName);
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      signalPassFailure();
+  }
+
+  /// A call result declared otherwise than the callee returns it: the
+  /// call yields the callee's layout, a reshard after it the declared one.
+  void splitCallResults(CallOpInterface call) {
+    auto callee =
+        dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
+    SmallVector<ShardingAttr> declared = getResultShardings(call);
+    if (!callee || declared.size() != call->getNumResults())
+      return;
+    SmallVector<Attribute> yielded(declared.begin(), declared.end());
+    OpBuilder builder(call->getContext());
+    builder.setInsertionPointAfter(call);
+    for (auto [i, result] : llvm::enumerate(call->getResults())) {
+      auto returned = callee.getResultAttrOfType<ShardingAttr>(
+          i, DpcDialect::kShardingAttrName);
+      if (!returned || isSameLayout(returned, declared[i], call))
+        continue;
+      yielded[i] = returned;
+      auto reshard =
+          ReshardOp::create(builder, call->getLoc(), result, declared[i]);
+      copyPlacement(call, reshard);
+      result.replaceAllUsesExcept(reshard, reshard);
+    }
+    call->setAttr(DpcDialect::kShardingAttrName,
+                  builder.getArrayAttr(yielded));
+  }
+};
+
+} // namespace
