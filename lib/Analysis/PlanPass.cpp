@@ -3,6 +3,7 @@
 #include "dpc/Analysis/Passes.h"
 #include "dpc/Analysis/Planner/PlanReport.h"
 #include "dpc/Analysis/Planner/ShardingCompletion.h"
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -21,6 +22,12 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A planned step's reshards are the last plan's layout changes; the
+    // new plan places its own (the shardings it keeps stay on the ops).
+    module.walk([](ReshardOp reshard) {
+      reshard.getResult().replaceAllUsesWith(reshard.getInput());
+      reshard.erase();
+    });
     std::string error;
     FailureOr<Mesh> parsedMesh = Mesh::parse(mesh, error);
     FailureOr<Cluster> parsedCluster = failure();

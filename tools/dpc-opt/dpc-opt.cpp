@@ -1,10 +1,10 @@
 //===- dpc-opt.cpp - The dpc compiler driver ------------------------------===//
 //
-// Like mlir-opt, with the dpc dialect and passes registered, and more:
-// an `.onnx` file is imported first (its shapes fixed with --input-shape /
-// --dim), and --train builds the training step; the result then goes
-// through the same pass pipeline and output handling as IR read from a
-// file.
+// Like mlir-opt, with the dpc dialect, passes and pipelines registered,
+// and more: an `.onnx` file is imported first (its shapes fixed with
+// --input-shape / --dim), --train adds -dpc-train-pipeline and --mesh adds
+// -dpc-plan-pipeline ahead of the passes named on the command line, all in
+// one pass manager.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +12,7 @@
 #include "dpc/InitAllDialects.h"
 #include "dpc/InitAllPasses.h"
 
-#include "dpc/Analysis/Passes.h"
-#include "dpc/Transforms/Passes.h"
+#include "dpc/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -200,61 +199,37 @@ static FailureOr<mlir::dpc::OnnxImportOptions> getImportOptions() {
   return options;
 }
 
-/// Runs the training-step passes that --train and its options ask for.
-static LogicalResult buildTrainStep(ModuleOp module) {
-  PassManager pm(module.getContext());
-  if (lossKind != "from-model") {
-    mlir::dpc::AppendLossOptions options;
-    options.kind = lossKind;
-    options.output = lossOutput;
-    options.label = labelName;
-    pm.addPass(mlir::dpc::createAppendLoss(options));
-  }
+/// The --train flags as the training pipeline's options.
+static LogicalResult readTrainFlags(mlir::dpc::TrainPipelineOptions &options) {
   if (trainPrecision != "fp32" && trainPrecision != "bf16" &&
       trainPrecision != "fp16") {
     llvm::errs() << "dpc-opt: --precision=" << trainPrecision
                  << " is not fp32, bf16 or fp16\n";
     return failure();
   }
-  if (trainPrecision != "fp32") {
-    mlir::dpc::MixedPrecisionOptions options;
-    options.precision = trainPrecision;
-    pm.addPass(mlir::dpc::createMixedPrecision(options));
-  }
-  mlir::dpc::DifferentiateOptions differentiate;
-  if (lossKind == "from-model")
-    differentiate.lossOutput = lossOutput;
-  differentiate.lossScale = trainPrecision == "fp16";
-  pm.addPass(mlir::dpc::createDifferentiate(differentiate));
-  mlir::dpc::BuildTrainStepOptions step;
-  step.optimizer = optimizerKind;
-  step.momentum = momentumFactor;
-  step.nesterov = nesterov;
-  step.beta1 = adamBeta1;
-  step.beta2 = adamBeta2;
-  step.epsilon = adamEpsilon;
-  step.weightDecay = weightDecay;
-  step.maxGradNorm = maxGradNorm;
-  step.microBatches = microBatches;
-  step.lossScaleGrowthInterval = lossScaleGrowthInterval;
-  pm.addPass(mlir::dpc::createBuildTrainStep(step));
-  if (failed(pm.run(module)))
-    return failure();
-  // The default learning rate travels with the step, for the runtime.
-  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
-    step->setAttr(
-        "dpc.default_lr",
-        FloatAttr::get(Float64Type::get(module.getContext()), learningRate));
+  options.loss = lossKind;
+  options.lossOutput = lossOutput;
+  options.label = labelName;
+  options.precision = trainPrecision;
+  options.optimizer = optimizerKind;
+  options.lr = learningRate;
+  options.momentum = momentumFactor;
+  options.nesterov = nesterov;
+  options.beta1 = adamBeta1;
+  options.beta2 = adamBeta2;
+  options.epsilon = adamEpsilon;
+  options.weightDecay = weightDecay;
+  options.maxGradNorm = maxGradNorm;
+  options.microBatches = microBatches;
+  options.lossScaleGrowthInterval = lossScaleGrowthInterval;
   return success();
 }
 
 /// --memory-limit in GiB (0: the device's), once parsed.
 static double memoryLimitGiB = 0.0;
 
-/// Runs the planner that --mesh asks for.
-static LogicalResult planTrainStep(ModuleOp module) {
-  PassManager pm(module.getContext());
-  mlir::dpc::PlanOptions options;
+/// The --mesh flags as the planning pipeline's options.
+static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.mesh = meshShape;
   options.cluster = clusterSpec;
   options.memoryLimit = memoryLimitGiB;
@@ -266,57 +241,75 @@ static LogicalResult planTrainStep(ModuleOp module) {
   // The IR is not printed after the table: writing the plan onto it is
   // wasted time.
   options.annotate = !planOnly;
-  pm.addPass(mlir::dpc::createPlan(options));
-  return pm.run(module);
 }
 
-/// Reads the input (importing it when it is ONNX), applies --train, and
-/// prints the module, with locations, into a buffer that MlirOptMain
-/// parses like any input file.
-static std::unique_ptr<llvm::MemoryBuffer>
-prepareInput(StringRef path, DialectRegistry &registry) {
+/// Reads the input: imports an ONNX file, or parses (and verifies) IR.
+static OwningOpRef<ModuleOp> readInput(StringRef path, MLIRContext &context,
+                                       llvm::SourceMgr &sourceMgr) {
+  if (!path.ends_with(".onnx"))
+    return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
+  FailureOr<mlir::dpc::OnnxImportOptions> options = getImportOptions();
+  if (failed(options))
+    return nullptr;
+  mlir::dpc::ImportDiagnosticHandler handler(&context, llvm::errs());
+  FailureOr<mlir::dpc::OnnxImportResult> imported =
+      mlir::dpc::importOnnxFile(&context, path, *options);
+  if (failed(imported))
+    return nullptr;
+  return std::move(imported->module);
+}
+
+/// Imports or parses the input, runs the pipelines that --train and
+/// --mesh ask for and then the passes named on the command line, in one
+/// pass manager, and writes the result (nothing after --plan-only).
+/// Diagnostics point into the user's own file.
+static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
+                               DialectRegistry &registry,
+                               const MlirOptMainConfig &config) {
+  mlir::dpc::TrainPipelineOptions trainOptions;
+  if (train && failed(readTrainFlags(trainOptions)))
+    return failure();
   MLIRContext context(registry);
-  OwningOpRef<ModuleOp> module;
-  if (path.ends_with(".onnx")) {
-    FailureOr<mlir::dpc::OnnxImportOptions> options = getImportOptions();
-    if (failed(options))
-      return nullptr;
-    mlir::dpc::ImportDiagnosticHandler handler(&context, llvm::errs());
-    FailureOr<mlir::dpc::OnnxImportResult> imported =
-        mlir::dpc::importOnnxFile(&context, path, *options);
-    if (failed(imported))
-      return nullptr;
-    module = std::move(imported->module);
-  } else {
-    llvm::SourceMgr sourceMgr;
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    module = parseSourceFile<ModuleOp>(path, sourceMgr, &context);
-    if (!module)
-      return nullptr;
-  }
-  if (train) {
-    llvm::SourceMgr sourceMgr;
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    if (failed(buildTrainStep(*module)))
-      return nullptr;
-  }
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = readInput(inputPath, context, sourceMgr);
+  if (!module)
+    return failure();
+
+  PassManager pm(&context, ModuleOp::getOperationName());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  if (train)
+    mlir::dpc::addTrainPipeline(pm, trainOptions);
   if (!meshShape.empty()) {
-    llvm::SourceMgr sourceMgr;
-    SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-    if (failed(planTrainStep(*module)))
-      return nullptr;
-    if (planOnly)
-      return llvm::MemoryBuffer::getMemBuffer("", path);
+    mlir::dpc::PlanPipelineOptions planOptions;
+    readPlanFlags(planOptions);
+    mlir::dpc::addPlanPipeline(pm, planOptions);
   }
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module->print(os, OpPrintingFlags().enableDebugInfo());
-  return llvm::MemoryBuffer::getMemBufferCopy(text, path);
+  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+    return failure();
+  // The table went to stdout; there is no IR to print.
+  if (planOnly)
+    return success();
+  std::string error;
+  // The output file is kept only on success: no half-written files.
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputPath, &error);
+  if (!output) {
+    llvm::errs() << "dpc-opt: " << error << "\n";
+    return failure();
+  }
+  module->print(output->os());
+  output->os() << "\n";
+  output->keep();
+  return success();
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::dpc::registerAllPasses();
+  mlir::dpc::registerPipelines();
   DialectRegistry registry;
   mlir::dpc::registerAllDialects(registry);
 
@@ -339,25 +332,8 @@ int main(int argc, char **argv) {
       meshShape.empty())
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
-
-  std::unique_ptr<llvm::MemoryBuffer> buffer =
-      prepareInput(inputFilename, registry);
-  if (!buffer)
-    return EXIT_FAILURE;
-  // The table went to stdout; there is no IR to print.
-  if (planOnly)
-    return EXIT_SUCCESS;
-  std::string error;
-  // The output file is kept only on success: no half-written files.
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      openOutputFile(outputFilename, &error);
-  if (!output) {
-    llvm::errs() << "dpc-opt: " << error << "\n";
-    return EXIT_FAILURE;
-  }
-  if (failed(MlirOptMain(output->os(), std::move(buffer), registry,
-                         MlirOptMainConfig::createFromCLOptions())))
-    return EXIT_FAILURE;
-  output->keep();
-  return EXIT_SUCCESS;
+  return succeeded(runDriver(inputFilename, outputFilename, registry,
+                             MlirOptMainConfig::createFromCLOptions()))
+             ? EXIT_SUCCESS
+             : EXIT_FAILURE;
 }

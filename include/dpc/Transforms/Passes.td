@@ -155,6 +155,9 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
     Option<"lossScaleGrowthInterval", "loss-scale-growth-interval",
            "int64_t", /*default=*/"2000",
            "Good steps after which dynamic loss scaling doubles the scale">,
+    Option<"defaultLr", "default-lr", "double", /*default=*/"0.01",
+           "The learning rate a runner feeds without a schedule "
+           "(written as dpc.default_lr on @train_step)">,
   ];
 }
 

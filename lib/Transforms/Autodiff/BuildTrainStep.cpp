@@ -360,6 +360,8 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
                                              ValueRange(results).getTypes()));
   function.setAllArgAttrs(argAttrs);
   function.setAllResultAttrs(resultAttrs);
+  function->setAttr(DpcDialect::kDefaultLrAttrName,
+                    b.getF64FloatAttr(defaultLr));
   return success();
 }
 

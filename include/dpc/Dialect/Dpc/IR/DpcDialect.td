@@ -76,6 +76,9 @@ def Dpc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kStageAttrName = "dpc.stage";
     /// Op attribute: the part of the training step (#dpc.phase).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "dpc.phase";
+    /// Attribute of @train_step: the learning rate fed without a schedule.
+    static constexpr ::llvm::StringLiteral kDefaultLrAttrName =
+        "dpc.default_lr";
     /// Module attribute of the plan: its degrees and predictions.
     static constexpr ::llvm::StringLiteral kPlanAttrName = "dpc.plan";
   }];

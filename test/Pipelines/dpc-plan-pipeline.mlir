@@ -1,0 +1,44 @@
+// --train and --mesh add the registered pipelines ahead of the passes
+// named on the command line, in one pass manager; the planned step's
+// layout changes are explicit and every result follows from its rule.
+// RUN: dpc-opt %s --train --optimizer=adamw --mesh=2x2 --dp=2 --tp=2 -dpc-verify-shardings | FileCheck %s
+// The same with the pipelines spelled out.
+// RUN: dpc-opt %s -dpc-train-pipeline="optimizer=adamw" -dpc-plan-pipeline="mesh=2x2 dp=2 tp=2" -dpc-verify-shardings | FileCheck %s
+// Replanning a planned step discards its reshards and places them again:
+// the same plan.
+// RUN: dpc-opt %s --train --optimizer=adamw --mesh=2x2 --dp=2 --tp=2 -o %t.planned.mlir
+// RUN: dpc-opt %t.planned.mlir --mesh=2x2 --dp=2 --tp=2 -o %t.replanned.mlir
+// RUN: diff %t.planned.mlir %t.replanned.mlir
+// Without the reshards, the planned IR is not consistent: the verifier
+// says where.
+// RUN: not dpc-opt %s -dpc-train-pipeline -dpc-plan="mesh=2x2 dp=2 tp=2" -dpc-verify-shardings 2>&1 | FileCheck %s --check-prefix=UNRESHARDED
+// Errors of the training step point into this file.
+// RUN: not dpc-opt %s --train --optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=LOCATION
+
+// CHECK: dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
+// CHECK-LABEL: func.func @forward_backward
+// CHECK: dpc.reshard
+// CHECK-NOT: dpc.operand_shardings
+// CHECK-LABEL: func.func @train_step
+// The gradients leave @forward_backward partial over dp and are reduced
+// after the call: the data-parallel all-reduce, as a reshard.
+// CHECK: %[[STEP:.*]]:3 = call @forward_backward({{.*}}) {dpc.sharding = [#dpc.sharding<@plan, [], partial = [dp : mean{{.*}}]>, #dpc.sharding<@plan, [{{.*}}], partial = [dp : sum{{.*}}]>
+// CHECK-NEXT: dpc.reshard %[[STEP]]#0 <@plan, []>
+// CHECK-NEXT: dpc.reshard %[[STEP]]#1 <@plan, [
+
+// UNRESHARDED: error: 'dpc.matmul' op result #0 is declared
+
+// LOCATION: dpc-plan-pipeline.mlir:[[@LINE+1]]:1: error: unknown optimizer 'rmsprop'
+func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
+                   %labels: tensor<8xi64> {dpc.input = "labels"},
+                   %w0: tensor<64x64xf32> {dpc.param = "block.weight"},
+                   %w1: tensor<64x16xf32> {dpc.param = "head.weight"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w0 : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  %1 = dpc.relu %0 : tensor<8x64xf32>
+  %2 = dpc.add %x, %1 : (tensor<8x64xf32>, tensor<8x64xf32>) -> tensor<8x64xf32>
+  %3 = dpc.matmul %2, %w1 : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
+  %loss = dpc.softmax_cross_entropy %3, %labels mean {ignore_index = -100 : i64}
+      : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
