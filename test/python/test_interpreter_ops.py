@@ -217,6 +217,14 @@ case("cast_float_to_int",
      lambda x: {"i": np.trunc(x).astype(np.int64), "j": np.trunc(x).astype(np.int32),
                 "b": x != 0}, exact=True)
 
+# One device holds the whole value: a change of layout is the identity.
+x = np.arange(12, dtype=np.float32).reshape(4, 3)
+case("reshard",
+     "%r = dpc.reshard %x <@mesh, [dp, tp]> : tensor<4x3xf32>\n"
+     "%s = dpc.reshard %r <@mesh, [*, *], partial = [dp : sum]> : tensor<4x3xf32>",
+     {"x": x}, {"r": ty([4, 3]), "s": ty([4, 3])}, lambda x: {"r": x, "s": x},
+     functions='dpc.mesh @mesh ["dp"=2, "tp"=3]\n', exact=True)
+
 i = np.array([-3, 0, 2**40 + 7, 5], np.int64)
 case("cast_int",
      "%f = dpc.cast %i : tensor<4xi64> -> tensor<4xf32>\n"

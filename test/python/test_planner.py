@@ -132,31 +132,35 @@ def test_bad_requests(gpt4, flags, message):
     assert "see current operation" not in r.stderr
 
 
-def test_plan_is_in_the_ir(gpt4, tmp_path):
+def _planned(gpt4, tmp_path, *flags):
+    """The planned step, checked by -dpc-verify-shardings: every value has
+    a sharding, every layout change is an explicit reshard, and every
+    result follows from its operands by its op's sharding rule."""
     out = str(tmp_path / "planned.mlir")
-    subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--tp=2", "--pp=1", "-o", out], check=True)
-    text = open(out).read()
+    r = subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", *flags, "-dpc-verify-shardings",
+                        "-o", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return open(out).read()
+
+
+# A value's layout as printed inside #dpc.sharding<@plan, ...>.
+SHARDING = r"#dpc\.sharding<@plan, ([^>]*)>"
+
+
+def test_plan_is_in_the_ir(gpt4, tmp_path):
+    text = _planned(gpt4, tmp_path, "--tp=2", "--pp=1")
     plan = re.search(r"dpc\.plan = \{([^}]*)\}", text).group(1)
     assert "dp = 8 : i64" in plan and "tp = 2 : i64" in plan and "pp = 1 : i64" in plan
+    assert 'dpc.mesh @plan ["pp"=1, "dp"=8, "tp"=2]' in text
     body = text[text.index("func.func @forward_backward"):]
-    body = body[:body.index("func.func @train_step")]
-    header, body = body.split("\n", 1)
-    # Every argument and result says how it is split.
-    inputs, outputs = header.split(") -> (")
-    assert inputs.count("dpc.sharding") == inputs.count("%arg")
-    assert outputs.count("dpc.sharding") == outputs.count("tensor<")
-    # The forward ops come first; each carries one sharding per result.
     forward = body[:body.index("softmax_cross_entropy")]
-    for line in forward.splitlines():
-        op = re.match(r"\s*%\S+ = (dpc\.\w+)", line)
-        if op and op.group(1) != "dpc.constant":
-            results = re.match(r"\s*%\w+(?::(\d+))?", line).group(1)
-            shardings = re.search(r'dpc\.sharding = \[("[^"]*"(?:, "[^"]*")*)\]', line)
-            assert shardings, line
-            assert len(shardings.group(1).split('", "')) == int(results or 1), line
     # The tensor axis splits something in every layer (weights for large
     # models, the batch or sequence for a model this small).
-    assert re.search(r'dpc\.matmul [^\n]*dpc\.sharding = \["\[[^"]*tp', forward)
+    assert re.search(r"dpc\.matmul [^\n]*dpc\.sharding = \[#dpc\.sharding<@plan, \[[^>]*tp", forward)
+    # Changes of layout are explicit, and the strategies' operand layouts
+    # are consumed by them.
+    assert "dpc.reshard" in forward
+    assert "dpc.operand_shardings" not in text
 
 
 def _function(text, name):
@@ -169,32 +173,25 @@ def _function(text, name):
 
 @pytest.mark.parametrize("dp, tp, pp", [(2, 4, 2), (1, 4, 4), (4, 1, 4)])
 def test_every_value_of_the_step_is_sharded(gpt4, tmp_path, dp, tp, pp):
-    out = str(tmp_path / "planned.mlir")
-    subprocess.run([DPC_OPT, gpt4, "--mesh=2x8", "--dp=%d" % dp, "--tp=%d" % tp,
-                    "--pp=%d" % pp, "-o", out], check=True)
-    text = open(out).read()
+    text = _planned(gpt4, tmp_path, "--dp=%d" % dp, "--tp=%d" % tp, "--pp=%d" % pp)
     for name in ("forward_backward", "train_step"):
-        header, body = _function(text, name)
-        inputs, outputs = header.split(") -> (")
-        assert inputs.count("dpc.sharding") == inputs.count("%arg"), name
-        assert outputs.count("dpc.sharding") == outputs.count("tensor<"), name
+        _, body = _function(text, name)
         for line in body.splitlines():
-            if re.match(r"\s*%\S+ = ", line):
-                assert "dpc.sharding" in line, line
             stage = re.search(r"dpc\.stage = (\d+)", line)
             assert not stage or int(stage.group(1)) < pp, line
 
     header, body = _function(text, "forward_backward")
-    args = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', header))
-    grads = dict(re.findall(r'dpc\.grad = "([^"]+)", dpc\.sharding = "([^"]+)"', header))
+    args = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = ' + SHARDING, header))
+    grads = dict(re.findall(r'dpc\.grad = "([^"]+)", dpc\.sharding = ' + SHARDING, header))
     assert args and set(grads) == set(args)
     for param, sharding in args.items():
         # A gradient leaves laid out like its parameter, either still a
         # partial sum (the f32 layer-norm gradients) or already reduced in
         # the compute precision (bf16 weights, reduced before their cast).
-        assert re.fullmatch(re.escape(sharding) + r"( partial\((dp|tp|dp\+tp)\))?",
+        assert re.fullmatch(re.escape(sharding) +
+                            r"(, partial = \[(dp : sum|tp : sum|dp : sum, tp : sum)\])?",
                             grads[param]), (param, sharding, grads[param])
-    assert dp == 1 or any("partial(dp" in g for g in grads.values())
+    assert dp == 1 or any("partial = [dp : sum" in g for g in grads.values())
 
     # Each gradient is made on its parameter's stage.
     returned = [v.strip() for v in re.search(r"return ([^:]*):", body).group(1).split(",")]
@@ -219,8 +216,8 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path, dp, tp, pp):
     # The optimizer returns each parameter as the next step expects it.
     header, _ = _function(text, "train_step")
     inputs, outputs = header.split(") -> (")
-    param_in = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', inputs))
-    param_out = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = "([^"]+)"', outputs))
+    param_in = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = ' + SHARDING, inputs))
+    param_out = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = ' + SHARDING, outputs))
     assert param_in == args and param_out == args
     # ZeRO-1 and up keep each replica's share of the optimizer state: split
     # over the data axis on top of the parameter's own layout.
@@ -228,9 +225,9 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path, dp, tp, pp):
     assert zero >= 1 or dp == 1
     if zero == 0:
         return
-    state = re.findall(r'dpc\.opt_state = "([^":]+):\w+", dpc\.sharding = "([^"]+)"', inputs)
+    state = re.findall(r'dpc\.opt_state = "([^":]+):\w+", dpc\.sharding = ' + SHARDING, inputs)
     assert state
     for param, sharding in state:
         assert "dp" in sharding, (param, sharding)
-        assert sharding.replace("dp+tp", "tp").replace("dp", "*") == args[param], \
+        assert sharding.replace("(dp, tp)", "tp").replace("dp", "*") == args[param], \
             (param, sharding, args[param])
