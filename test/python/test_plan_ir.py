@@ -1,0 +1,75 @@
+"""The plan as typed IR on every bundled model: planned at dp/tp/pp mixes
+on 2x2, 2x4 and 2x8 meshes, each step passes -dpc-verify-shardings (every
+value sharded, every layout change an explicit reshard, every result
+following from its rule), the mesh in the IR is the plan's, and the mean
+loss is a pending mean over the data axis, not a sum."""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from dpc import models
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DPC_OPT = os.path.join(os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build")),
+                       "bin", "dpc-opt")
+MIXES = [("2x2", 2, 2, 1), ("2x2", 1, 2, 2), ("2x4", 2, 1, 4), ("2x4", 2, 4, 1),
+         ("2x8", 2, 4, 2), ("2x8", 1, 8, 2)]
+
+
+@pytest.fixture(scope="module")
+def steps(exported, tmp_path_factory):
+    """The AdamW step of every bundled model, as IR."""
+    if not os.path.exists(DPC_OPT):
+        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
+    out = tmp_path_factory.mktemp("steps")
+    paths = {}
+    for name, (outdir, _) in exported.items():
+        paths[name] = str(out / (name + ".mlir"))
+        subprocess.run([DPC_OPT, os.path.join(outdir, name + ".onnx"), "--train",
+                        "--optimizer=adamw", "-o", paths[name]], check=True)
+    return paths
+
+
+@pytest.mark.parametrize("mesh, dp, tp, pp", MIXES)
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_planned_step_is_consistent(steps, tmp_path, name, mesh, dp, tp, pp):
+    out = str(tmp_path / "planned.mlir")
+    r = subprocess.run([DPC_OPT, steps[name], "--mesh=" + mesh, "--dp=%d" % dp,
+                        "--tp=%d" % tp, "--pp=%d" % pp, "-dpc-verify-shardings",
+                        "-o", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = open(out).read()
+    assert text.count("dpc.mesh @plan") == 1
+    assert 'dpc.mesh @plan ["pp"=%d, "dp"=%d, "tp"=%d]' % (pp, dp, tp) in text
+    stages = {int(s) for s in re.findall(r"dpc\.stage = (\d+)", text)}
+    assert stages == set(range(pp))
+    # The loss of @forward_backward: a mean over the samples, split over dp.
+    loss = re.search(r"-> \(tensor<f32> \{dpc\.loss, dpc\.output = \"[^\"]+\", "
+                     r"dpc\.sharding = #dpc\.sharding<@plan, \[\](, partial = \[[^\]]*\])?>",
+                     text)
+    assert loss, "the loss result has no sharding"
+    if dp > 1:
+        assert "dp : mean" in loss.group(1), loss.group(0)
+        assert "sum" not in loss.group(1), loss.group(0)
+
+
+def test_a_broken_plan_is_caught(steps, tmp_path):
+    """-dpc-verify-shardings fails where a layout does not follow: the same
+    planned step with one reshard removed."""
+    out = str(tmp_path / "planned.mlir")
+    subprocess.run([DPC_OPT, steps["mlp"], "--mesh=2x2", "--dp=2", "--tp=2", "-o", out],
+                   check=True)
+    text = open(out).read()
+    reshard = re.search(r"\n\s*(%\w+) = dpc\.reshard (%\w+) <[^\n]*", text)
+    assert reshard
+    broken = text.replace(reshard.group(0), "")
+    broken = re.sub(re.escape(reshard.group(1)) + r"\b", reshard.group(2), broken)
+    path = str(tmp_path / "broken.mlir")
+    open(path, "w").write(broken)
+    r = subprocess.run([DPC_OPT, path, "-dpc-verify-shardings", "-o", os.devnull],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "error:" in r.stderr and "broken.mlir" in r.stderr
