@@ -152,6 +152,7 @@ LayerSegmentation::LayerSegmentation(const TrainingGraph &graph) {
       NamedAttrList attrs(op->getDiscardableAttrDictionary());
       attrs.erase(DpcDialect::kStageAttrName);
       attrs.erase(DpcDialect::kOperandShardingsAttrName);
+      attrs.erase(DpcDialect::kPhaseAttrName);
       key.push_back(attrs.getDictionary(op->getContext()).getAsOpaquePointer());
       for (Type type : op->getResultTypes())
         key.push_back(type.getAsOpaquePointer());

@@ -1,6 +1,7 @@
 //===- TrainingGraph.cpp - Forward ops, liveness and the batch ------------===//
 
 #include "dpc/Analysis/Planner/TrainingGraph.h"
+#include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
@@ -44,19 +45,20 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
   func::FuncOp func = graph.func;
   auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
 
-  // The forward pass computes the results that are not gradients.
-  SmallVector<Value> worklist;
-  for (auto [i, value] : llvm::enumerate(returnOp.getOperands())) {
+  // The forward pass is what autodiff marked so.
+  for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
     if (func.getResultAttr(i, DpcDialect::kGradAttrName))
       graph.gradientBytes = getElementBytes(value.getType());
-    else
-      worklist.push_back(value);
-  }
-  while (!worklist.empty()) {
-    Operation *op = worklist.pop_back_val().getDefiningOp();
-    if (!op || !graph.forwardSet.insert(op).second)
-      continue;
-    llvm::append_range(worklist, op->getOperands());
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    auto phase = op.getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+    if (!phase) {
+      error = "'" + op.getName().getStringRef().str() +
+              "' in @forward_backward has no dpc.phase: build the step "
+              "with --train, which marks the forward and backward ops";
+      return failure();
+    }
+    if (phase.getValue() == Phase::forward)
+      graph.forwardSet.insert(&op);
   }
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (graph.forwardSet.contains(&op))

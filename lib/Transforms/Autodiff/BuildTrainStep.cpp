@@ -360,6 +360,12 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
                                              ValueRange(results).getTypes()));
   function.setAllArgAttrs(argAttrs);
   function.setAllResultAttrs(resultAttrs);
+  // Around the calls of the forward and backward passes: the split into
+  // micro-batches, gradient accumulation, clipping and the update.
+  auto optimizerPhase = PhaseAttr::get(module.getContext(), Phase::optimizer);
+  for (Operation &op : body->without_terminator())
+    if (!isa<func::CallOp>(op))
+      op.setAttr(DpcDialect::kPhaseAttrName, optimizerPhase);
   function->setAttr(DpcDialect::kDefaultLrAttrName,
                     b.getF64FloatAttr(defaultLr));
   return success();

@@ -88,6 +88,12 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   Value loss = returnOp.getOperand(*lossIndex);
 
+  // What the model computes is the forward phase; everything the adjoint
+  // sweep adds is the backward phase.
+  auto forwardPhase = PhaseAttr::get(&getContext(), Phase::forward);
+  for (Operation &op : body.without_terminator())
+    op.setAttr(DpcDialect::kPhaseAttrName, forwardPhase);
+
   SmallVector<BlockArgument> params;
   for (BlockArgument argument : body.getArguments())
     if (mlir::dpc::getArgumentRole(function, argument.getArgNumber()) ==
@@ -199,6 +205,10 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
                              builder.getStringAttr(mlir::dpc::getArgumentName(
                                  function, param.getArgNumber())))));
   }
+  auto backwardPhase = PhaseAttr::get(&getContext(), Phase::backward);
+  for (Operation &op : body.without_terminator())
+    if (!op.hasAttr(DpcDialect::kPhaseAttrName))
+      op.setAttr(DpcDialect::kPhaseAttrName, backwardPhase);
   func::ReturnOp::create(builder, returnOp.getLoc(), results);
   returnOp.erase();
   function.setFunctionType(builder.getFunctionType(

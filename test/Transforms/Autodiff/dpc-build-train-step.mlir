@@ -17,13 +17,13 @@ func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {d
 // ADAMW-SAME: -> (tensor<3x2xf32> {dpc.param = "w"}, tensor<3x2xf32> {dpc.opt_state = "w:exp_avg"}, tensor<3x2xf32> {dpc.opt_state = "w:exp_avg_sq"}, tensor<f32> {dpc.output = "loss"}, tensor<f32> {dpc.output = "grad_norm"})
 // ADAMW:      %[[CALL:.*]]:2 = call @forward_backward
 // Decoupled decay scales the parameter first: w * (1 - lr * 0.01).
-// ADAMW:      dpc.constant dense<0.00999999977> : tensor<f32>
+// ADAMW:      dpc.constant {{.*}}dense<0.00999999977>{{.*}} : tensor<f32>
 // ADAMW:      %[[DECAY:.*]] = dpc.mul %{{.*}}, %{{.*}} : (tensor<f32>, tensor<f32>) -> tensor<f32>
 // ADAMW:      %[[KEEP:.*]] = dpc.sub %{{.*}}, %[[DECAY]]
 // ADAMW:      dpc.mul %[[W]], %[[KEEP]]
 // The bias corrections 1 - beta^step are computed in f64.
 // ADAMW:      %[[STEP64:.*]] = dpc.cast %{{.*}} : tensor<f32> -> tensor<f64>
-// ADAMW:      dpc.pow %{{.*}}, %[[STEP64]] : (tensor<f64>, tensor<f64>) -> tensor<f64>
+// ADAMW:      dpc.pow %{{.*}}, %[[STEP64]]{{.*}} : (tensor<f64>, tensor<f64>) -> tensor<f64>
 
 // MOMENTUM-LABEL: func.func @train_step
 // MOMENTUM-SAME: {dpc.opt_state = "w:momentum_buffer"}
@@ -36,10 +36,10 @@ func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {d
 // The step takes both micro-batches of 4 samples, stacked.
 // ACCUMULATE-LABEL: func.func @train_step
 // ACCUMULATE-SAME:  tensor<8x3xf32> {dpc.input = "x"}, %{{.*}}: tensor<8xi64> {dpc.input = "labels"}
-// ACCUMULATE:      dpc.slice %{{.*}} {limit = array<i64: 4, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<8x3xf32> -> tensor<4x3xf32>
+// ACCUMULATE:      dpc.slice %{{.*}} {dpc.phase = #dpc.phase<optimizer>, limit = array<i64: 4, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<8x3xf32> -> tensor<4x3xf32>
 // ACCUMULATE:      call @forward_backward
-// ACCUMULATE:      dpc.slice %{{.*}} {limit = array<i64: 8, 3>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : tensor<8x3xf32> -> tensor<4x3xf32>
+// ACCUMULATE:      dpc.slice %{{.*}} {dpc.phase = #dpc.phase<optimizer>, limit = array<i64: 8, 3>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : tensor<8x3xf32> -> tensor<4x3xf32>
 // ACCUMULATE:      call @forward_backward
-// ACCUMULATE:      dpc.constant dense<2.000000e+00> : tensor<f32>
+// ACCUMULATE:      dpc.constant {{.*}}dense<2.000000e+00>{{.*}} : tensor<f32>
 
 // UNKNOWN: error: unknown optimizer 'lamb'; use sgd, momentum, adam or adamw

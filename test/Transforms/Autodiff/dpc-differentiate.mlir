@@ -4,20 +4,21 @@
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-SAME: %[[X:.*]]: tensor<4x3xf32> {dpc.input = "x"}, %[[W:.*]]: tensor<3x2xf32> {dpc.param = "w"}, %[[B:.*]]: tensor<2xf32> {dpc.param = "b"}, %[[L:.*]]: tensor<4xi64> {dpc.input = "labels"}
 // CHECK-SAME: -> (tensor<f32> {dpc.loss, dpc.output = "loss"}, tensor<3x2xf32> {dpc.grad = "w"}, tensor<2xf32> {dpc.grad = "b"})
-// CHECK:       %[[XW:.*]] = dpc.matmul %[[X]], %[[W]]
-// CHECK:       %[[Y:.*]] = dpc.add %[[XW]], %[[B]]
-// CHECK:       %[[LOSS:.*]] = dpc.softmax_cross_entropy %[[Y]], %[[L]]
+// The model's ops are the forward phase, what the sweep adds the backward.
+// CHECK:       %[[XW:.*]] = dpc.matmul %[[X]], %[[W]] {dpc.phase = #dpc.phase<forward>}
+// CHECK:       %[[Y:.*]] = dpc.add %[[XW]], %[[B]] {dpc.phase = #dpc.phase<forward>}
+// CHECK:       %[[LOSS:.*]] = dpc.softmax_cross_entropy %[[Y]], %[[L]] mean {dpc.phase = #dpc.phase<forward>
 // The loss gradient: softmax minus one-hot, over the kept count.
-// CHECK:       %[[P:.*]] = dpc.softmax %[[Y]] {axis = 1 : i64}
+// CHECK:       %[[P:.*]] = dpc.softmax %[[Y]] {axis = 1 : i64, dpc.phase = #dpc.phase<backward>}
 // CHECK:       %[[ONEHOT:.*]] = dpc.cast %{{.*}} : tensor<4x2xi1> -> tensor<4x2xf32>
 // CHECK:       %[[KEPT:.*]] = dpc.compare ne, %[[L]], %{{.*}} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi1>
 // CHECK:       %[[DIFF:.*]] = dpc.sub %[[P]], %[[ONEHOT]]
 // CHECK:       %[[DY:.*]] = dpc.mul %[[DIFF]], %{{.*}} : (tensor<4x2xf32>, tensor<4x1xf32>) -> tensor<4x2xf32>
 // The bias gradient sums the broadcast dimension away.
-// CHECK:       %[[DB:.*]] = dpc.reduce_sum %[[DY]] [0] : tensor<4x2xf32> -> tensor<2xf32>
+// CHECK:       %[[DB:.*]] = dpc.reduce_sum %[[DY]] [0]{{.*}} : tensor<4x2xf32> -> tensor<2xf32>
 // The weight gradient is x^T @ dy.
 // CHECK:       %[[XT:.*]] = dpc.transpose %[[X]] [1, 0]
-// CHECK:       %[[DW:.*]] = dpc.matmul %[[XT]], %[[DY]]
+// CHECK:       %[[DW:.*]] = dpc.matmul %[[XT]], %[[DY]] {dpc.phase = #dpc.phase<backward>}
 // CHECK:       return %[[LOSS]], %[[DW]], %[[DB]]
 func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {dpc.param = "w"},
                    %b: tensor<2xf32> {dpc.param = "b"}, %labels: tensor<4xi64> {dpc.input = "labels"})
@@ -40,7 +41,7 @@ func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {d
 // CHECK:       %[[G1:.*]] = dpc.mul %[[ONES]], %arg0
 // CHECK:       %[[G2:.*]] = dpc.mul %[[ONES]], %arg0
 // CHECK:       %[[SUM:.*]] = dpc.add %[[G1]], %[[G2]]
-// CHECK:       %[[ZERO:.*]] = dpc.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK:       %[[ZERO:.*]] = dpc.constant {{.*}}dense<0.000000e+00>{{.*}} : tensor<4xf32>
 // CHECK:       return %{{.*}}, %[[SIDE]], %[[SUM]], %[[ZERO]]
 func.func @forward(%w: tensor<4xf32> {dpc.param = "w"}, %unused: tensor<4xf32> {dpc.param = "unused"})
     -> (tensor<f32> {dpc.output = "loss"}, tensor<4xf32> {dpc.output = "side"}) {
