@@ -304,6 +304,8 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       })
       // One device holds the whole value: a change of layout is nothing.
       .Case([&](ReshardOp) { return one(operand(0)); })
+      // One process runs every stage.
+      .Case([&](TransferOp) { return one(operand(0)); })
 
       // Contractions and pooling.
       .Case([&](MatmulOp) {

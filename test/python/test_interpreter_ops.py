@@ -217,12 +217,15 @@ case("cast_float_to_int",
      lambda x: {"i": np.trunc(x).astype(np.int64), "j": np.trunc(x).astype(np.int32),
                 "b": x != 0}, exact=True)
 
-# One device holds the whole value: a change of layout is the identity.
+# One device holds the whole value, and one process runs every stage: a
+# change of layout and a move between stages are the identity.
 x = np.arange(12, dtype=np.float32).reshape(4, 3)
 case("reshard",
      "%r = dpc.reshard %x <@mesh, [dp, tp]> : tensor<4x3xf32>\n"
-     "%s = dpc.reshard %r <@mesh, [*, *], partial = [dp : sum]> : tensor<4x3xf32>",
-     {"x": x}, {"r": ty([4, 3]), "s": ty([4, 3])}, lambda x: {"r": x, "s": x},
+     "%s = dpc.reshard %r <@mesh, [*, *], partial = [dp : sum]> : tensor<4x3xf32>\n"
+     "%t = dpc.transfer %s from 0 to 1 : tensor<4x3xf32>",
+     {"x": x}, {"r": ty([4, 3]), "s": ty([4, 3]), "t": ty([4, 3])},
+     lambda x: {"r": x, "s": x, "t": x},
      functions='dpc.mesh @mesh ["dp"=2, "tp"=3]\n', exact=True)
 
 i = np.array([-3, 0, 2**40 + 7, 5], np.int64)

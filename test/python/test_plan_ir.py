@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 
+import numpy as np
 import pytest
 
 from dpc import models
@@ -73,3 +74,46 @@ def test_a_broken_plan_is_caught(steps, tmp_path):
                        capture_output=True, text=True)
     assert r.returncode == 1
     assert "error:" in r.stderr and "broken.mlir" in r.stderr
+
+
+def _step_inputs(step_mlir, outdir, name):
+    """Arguments of @train_step: random parameters and state, zero optimizer
+    state, the model's exported batch, lr 0.01 at step 1."""
+    from dpc import npy_name, tools
+    roles = tools.signature(open(step_mlir).read(), function="train_step")
+    rng = np.random.default_rng(0)
+    inputs = {k: (0.1 * rng.standard_normal(s)).astype(np.float32)
+              for role in ("param", "state") for k, s in roles[role].items()}
+    inputs.update({k: np.zeros(s, np.float32) for k, s in roles["opt_state"].items()})
+    for k in roles["input"]:
+        inputs[k] = np.load(os.path.join(outdir, name + ".inputs", npy_name(k)))
+    hyper = {"lr": np.float32(0.01), "step": np.float32(1), "seed": np.int64(0),
+             "micro_batch": np.int64(0)}
+    inputs.update({k: hyper[k] for k in roles["hyper"]})
+    return inputs
+
+
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_outlined_stages_compute_the_same(exported, steps, tmp_path, name):
+    """A step planned on two stages, its layout changes explicit and each
+    stage's forward and backward outlined with transfers between them,
+    computes under the interpreter exactly what the step before planning
+    computes: loss, updated parameters and optimizer state."""
+    from dpc.interpreter import interpret
+    outdir, _ = exported[name]
+    outlined = str(tmp_path / "outlined.mlir")
+    r = subprocess.run([DPC_OPT, steps[name], "--mesh=2x2", "--dp=1", "--tp=2", "--pp=2",
+                        "-dpc-outline-stages", "-dpc-verify-shardings", "-o", outlined],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = open(outlined).read()
+    for stage in (0, 1):
+        for phase in ("forward", "backward"):
+            assert "func.func private @forward_backward.stage%d.%s(" % (stage, phase) in text
+    assert "dpc.transfer" in text and "dpc.reshard" in text
+    inputs = _step_inputs(steps[name], outdir, name)
+    before = interpret(steps[name], inputs, function="train_step")
+    after = interpret(outlined, inputs, function="train_step")
+    assert sorted(after) == sorted(before)
+    for key in before:
+        np.testing.assert_array_equal(after[key], before[key], err_msg=key)

@@ -193,6 +193,39 @@ def InsertReshards : Pass<"dpc-insert-reshards", "ModuleOp"> {
   }];
 }
 
+def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
+  let summary = "Outlines each pipeline stage's forward and backward into a function";
+  let description = [{
+    Splits a planned `@forward_backward` (`function`) by `dpc.stage` and
+    `dpc.phase`: the ops of each stage's forward and each stage's backward
+    move into their own private function
+    (`@forward_backward.stage<s>.<phase>`, carrying `dpc.stage` and
+    `dpc.phase`, its arguments and results carrying their shardings), and
+    the body becomes the calls in dependency order. A value one stage makes
+    and another reads crosses in a `dpc.transfer` (one per value and
+    destination stage): activations forward, gradients back. Ops without a
+    stage (constants, which every stage computes) are copied into each
+    function that reads them. A pipeline schedule then interleaves the
+    calls over micro-batches.
+
+    ```mlir
+    %0 = dpc.matmul %x, %w0 {dpc.phase = #dpc.phase<forward>, dpc.stage = 0 : i64} ...
+    %1 = dpc.relu %0 {dpc.phase = #dpc.phase<forward>, dpc.stage = 1 : i64} ...
+    // becomes
+    %0 = call @forward_backward.stage0.forward(%x, %w0) ...
+    %1 = dpc.transfer %0 from 0 to 1 : tensor<8x64xf32>
+    %2 = call @forward_backward.stage1.forward(%1) ...
+    ```
+
+    Stages whose functions would depend on each other in a cycle are an
+    error naming a stage of the cycle.
+  }];
+  let options = [
+    Option<"functionName", "function", "std::string",
+           /*default=*/"\"forward_backward\"", "The function to outline">,
+  ];
+}
+
 def VerifyShardings : Pass<"dpc-verify-shardings", "ModuleOp"> {
   let summary = "Checks that a planned step's layouts follow from its rules";
   let description = [{

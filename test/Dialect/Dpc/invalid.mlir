@@ -1064,3 +1064,21 @@ func.func @reshard_uneven(%x: tensor<6xf32>) {
   %0 = dpc.reshard %x <@plan, [dp]> : tensor<6xf32>
   return
 }
+
+// -----
+
+// dpc.transfer (C1)
+func.func @transfer_type(%x: tensor<4xf32>) {
+  // expected-error @+1 {{all of {input, result} have same type}}
+  %0 = "dpc.transfer"(%x) <{from = 0 : i64, to = 1 : i64}> : (tensor<4xf32>) -> tensor<4xf16>
+  return
+}
+
+// -----
+
+// dpc.transfer (C2)
+func.func @transfer_same_stage(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.transfer' op moves from stage 1 to stage 1; stages are distinct and non-negative (C2)}}
+  %0 = dpc.transfer %x from 1 to 1 : tensor<4xf32>
+  return
+}

@@ -225,6 +225,8 @@ func.func @planned(%x: tensor<4x8xf32> {dpc.sharding = #dpc.sharding<@plan, [dp,
   %1 = dpc.neg %0 {dpc.phase = #dpc.phase<forward>, dpc.sharding = [#dpc.sharding<@plan, [(dp, tp), *]>], dpc.stage = 1 : i64} : tensor<4x8xf32>
   // CHECK: dpc.split {{.*}}dpc.sharding = [#dpc.sharding<@pairs, [x, *]>, #dpc.sharding<@pairs, [*, y], partial = [x : max]>]
   %2:2 = dpc.split %1 {axis = 1 : i64, dpc.phase = #dpc.phase<backward>, dpc.sharding = [#dpc.sharding<@pairs, [x, *]>, #dpc.sharding<@pairs, [*, y], partial = [x : max]>]} : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  // CHECK: dpc.transfer %{{.*}} from 0 to 1 : tensor<4x4xf32>
+  %t = dpc.transfer %2#1 from 0 to 1 : tensor<4x4xf32>
   // CHECK: dpc.reduce_sum {{.*}}dpc.operand_shardings = [#dpc.sharding<@plan, [dp, *]>], dpc.phase = #dpc.phase<optimizer>
   %3 = dpc.reduce_sum %2#0 [0, 1] {dpc.operand_shardings = [#dpc.sharding<@plan, [dp, *]>], dpc.phase = #dpc.phase<optimizer>} : tensor<4x4xf32> -> tensor<f32>
   return %3 : tensor<f32>

@@ -82,3 +82,8 @@ double ReshardOp::getFlops() {
   // Moves data; the cost model prices the collectives it lowers to.
   return 0.0;
 }
+
+double TransferOp::getFlops() {
+  // Moves data; the cost model prices the send between stages.
+  return 0.0;
+}

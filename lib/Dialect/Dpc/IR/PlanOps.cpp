@@ -1,7 +1,8 @@
-//===- PlanOps.cpp - dpc.mesh and dpc.reshard -----------------------------===//
+//===- PlanOps.cpp - dpc.mesh, dpc.reshard and dpc.transfer ---------------===//
 //
-// The ops that carry a plan rather than compute: the mesh a plan runs on
-// and the abstract change of a value's sharding.
+// The ops that carry a plan rather than compute: the mesh a plan runs on,
+// the abstract change of a value's sharding, and a value's move between
+// pipeline stages.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,4 +147,18 @@ LogicalResult ReshardOp::verify() {
   return verifyShardingFor(getSharding(), getResult().getType(), *this, [&] {
     return emitOpError("(C2): ");
   });
+}
+
+//===----------------------------------------------------------------------===//
+// TransferOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TransferOp::verify() {
+  // (C1) is AllTypesMatch's.
+  int64_t from = getFromAttr().getInt(), to = getToAttr().getInt();
+  if (from < 0 || to < 0 || from == to)
+    return emitOpError("moves from stage ")
+           << from << " to stage " << to
+           << "; stages are distinct and non-negative (C2)";
+  return success();
 }

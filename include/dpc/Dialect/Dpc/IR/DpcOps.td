@@ -941,4 +941,38 @@ def Dpc_ReshardOp : Dpc_Op<"reshard", [Pure, AllTypesMatch<["input", "result"]>,
   let hasVerifier = 1;
 }
 
+def Dpc_TransferOp : Dpc_Op<"transfer", [Pure,
+    AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Moves a value from one pipeline stage to another";
+  let description = [{
+    Returns `input`, computed on pipeline stage `from`, on stage `to`: an
+    activation sent forward or a gradient sent back. Each device of stage
+    `from` sends its part to the device at the same data- and
+    tensor-parallel coordinates on stage `to`, so the layout is unchanged
+    (the rule is the elementwise one). `-dpc-outline-stages` places one on
+    every value that crosses from one stage's function to another's; the
+    backends lower it to a send/recv pair.
+
+    ```mlir
+    %1 = dpc.transfer %0 from 0 to 1 : tensor<8x64xf32>
+    ```
+
+    Constraints:
+    - (C1) `result` has the type of `input`.
+    - (C2) `from` and `to` are distinct stages (non-negative).
+  }];
+  let arguments = (ins Dpc_Tensor:$input, I64Attr:$from, I64Attr:$to);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `from` $from `to` $to attr-dict `:` "
+                       "type($result)";
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
+      return ::mlir::dpc::getElementwiseShardingRule(getOperation());
+    }
+  }];
+}
+
 #endif // DPC_DIALECT_DPC_IR_DPCOPS
