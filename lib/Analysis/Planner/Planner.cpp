@@ -80,7 +80,8 @@ public:
     for (Operation *op : graph.getBackwardOps())
       if (auto costed = dyn_cast<CostOpInterface>(op))
         backward += costed.getFlops();
-    modelFlops = 3 * forward;
+    // @forward_backward runs once per micro-batch of the step.
+    modelFlops = 3 * forward * graph.getStepMicroBatches();
     backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
     modelStateBytes = {graph.getParameterBytes(), graph.getGradientBytes(),
                        graph.getOptimizerBytes()};
@@ -378,7 +379,10 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
 FailureOr<Plan> Search::run(std::string &error) {
   auto start = std::chrono::steady_clock::now();
   int64_t n = options.devices;
-  int64_t batch = graph.getBatchSize();
+  int64_t batch = graph.getStepBatchSize();
+  // A step built with K micro-batches fixes the plan's count at K: one
+  // micro-batching, not the step's inside the planner's.
+  int64_t stepMicroBatches = graph.getStepMicroBatches();
   unsigned segments = segmentation.getSegments().size();
   // Does the data axis ever need a collective inside the step? Only when
   // some op touching the batch cannot split it.
@@ -407,9 +411,15 @@ FailureOr<Plan> Search::run(std::string &error) {
             std::to_string(segments) + ")";
     return failure();
   }
-  if (options.dataParallel > 0 && batch % options.dataParallel != 0) {
+  if (options.dataParallel > 0 &&
+      graph.getBatchSize() % options.dataParallel != 0) {
     error = "--dp=" + std::to_string(options.dataParallel) +
-            " does not divide the batch of " + std::to_string(batch);
+            " does not divide the batch of " +
+            std::to_string(graph.getBatchSize()) +
+            (stepMicroBatches > 1
+                 ? " samples per micro-batch (the step accumulates " +
+                       std::to_string(stepMicroBatches) + ")"
+                 : std::string());
     return failure();
   }
 
@@ -441,7 +451,7 @@ FailureOr<Plan> Search::run(std::string &error) {
         continue;
       int64_t dp = n / pp / tp;
       if ((options.dataParallel > 0 && dp != options.dataParallel) ||
-          batch % dp != 0)
+          graph.getBatchSize() % dp != 0)
         continue;
       StageMesh mesh(pp, dp, tp, cluster);
       for (int64_t microBatch : getDivisors(batch / dp)) {
@@ -450,7 +460,9 @@ FailureOr<Plan> Search::run(std::string &error) {
         // the whole replica batch): larger ones only add memory to ops
         // that scale linearly with the batch.
         bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
-        if (microBatch > 64 || (!powerOfTwo && microBatches > 1))
+        if (stepMicroBatches > 1 ? microBatches != stepMicroBatches
+                                 : microBatch > 64 ||
+                                       (!powerOfTwo && microBatches > 1))
           continue;
         ShardingSpace space(graph, segmentation, mesh, microBatch,
                             backwardFactor, options.exposedTensorComm,

@@ -98,6 +98,10 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
     }
   }
 
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+    if (auto count = step->getAttrOfType<IntegerAttr>(
+            DpcDialect::kMicroBatchesAttrName))
+      graph.stepMicroBatches = std::max<int64_t>(count.getInt(), 1);
   bool haveBatch = false;
   for (BlockArgument arg : func.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());

@@ -368,6 +368,8 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
       op.setAttr(DpcDialect::kPhaseAttrName, optimizerPhase);
   function->setAttr(DpcDialect::kDefaultLrAttrName,
                     b.getF64FloatAttr(defaultLr));
+  function->setAttr(DpcDialect::kMicroBatchesAttrName,
+                    b.getI64IntegerAttr(microBatches));
   return success();
 }
 

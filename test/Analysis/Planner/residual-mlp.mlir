@@ -6,6 +6,12 @@
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=2x4 tp=3" 2>&1 | FileCheck %s --check-prefix=DEGREES
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=8 memory-limit=0.000001" 2>&1 | FileCheck %s --check-prefix=MEMORY
 // RUN: not dpc-opt %s -dpc-plan="mesh=8" 2>&1 | FileCheck %s --check-prefix=NOSTEP
+// A step that accumulates two micro-batches of 8 fixes the plan's count:
+// the planner's micro-batches are the step's, not a second loop inside it.
+// RUN: dpc-opt %s --train --micro-batches=2 -o %t.micro.mlir
+// RUN: dpc-opt %t.micro.mlir -dpc-plan="mesh=2 dp=2" | FileCheck %s --check-prefix=MICRO
+// RUN: dpc-opt %t.micro.mlir -dpc-plan="mesh=8" | FileCheck %s --check-prefix=MICRO-FREE
+// RUN: not dpc-opt %t.micro.mlir -dpc-plan="mesh=16 dp=16" 2>&1 | FileCheck %s --check-prefix=MICRO-DP
 
 // Three identical residual blocks and a classifier: the blocks are one
 // region of three repeats, planned once.
@@ -47,6 +53,11 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // ILP-SAME: dpc.exhaustive_objective = [[OBJECTIVE:[0-9.e+-]+]] : f64, dpc.ilp_objective = [[OBJECTIVE]] : f64
 
 // PLAN: module attributes {dpc.plan = {chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
+// MICRO: dpc.plan = {{{.*}}dp = 2 : i64, {{.*}}micro_batch_size = 4 : i64, micro_batches = 2 : i64
+// MICRO: func.func @train_step{{.*}}dpc.micro_batches = 2 : i64
+// MICRO-FREE: dpc.plan = {{{.*}}micro_batches = 2 : i64
+// MICRO-DP: error: --dp=16 does not divide the batch of 8 samples per micro-batch (the step accumulates 2)
+
 // PLAN: dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=4]
 // PLAN: func.func @forward_backward(%{{.*}}: tensor<8x64xf32> {dpc.input = "x", dpc.sharding = #dpc.sharding<@plan, [dp, *]>}
 // PLAN: dpc.matmul {{.*}}dpc.sharding = [#dpc.sharding<@plan, {{.*}}>], dpc.stage = 0 : i64

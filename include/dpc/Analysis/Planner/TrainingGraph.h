@@ -43,8 +43,13 @@ public:
     return fusedTraffic->getBytes(op);
   }
   bool isInput(Value value) const;
-  /// The global batch: dimension 0 of the inputs.
+  /// The batch @forward_backward runs on: dimension 0 of its inputs.
   int64_t getBatchSize() const { return batchSize; }
+  /// Micro-batches @train_step accumulates (its dpc.micro_batches; 1 when
+  /// the step leaves the count to the planner).
+  int64_t getStepMicroBatches() const { return stepMicroBatches; }
+  /// The global batch of a step.
+  int64_t getStepBatchSize() const { return batchSize * stepMicroBatches; }
   /// Dimension of `value` that is the batch, or -1 (propagated from the
   /// inputs through the ops' sharding rules).
   int64_t getBatchDim(Value value) const {
@@ -83,6 +88,7 @@ private:
   llvm::DenseMap<Value, int64_t> batchDims;
   llvm::DenseMap<Operation *, int64_t> batchFactors;
   int64_t batchSize = 1;
+  int64_t stepMicroBatches = 1;
   double stateBytes = 0, parameterBytes = 4, gradientBytes = 4,
          optimizerBytes = 0, gradientWireBytes = 4;
 };

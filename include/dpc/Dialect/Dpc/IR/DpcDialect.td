@@ -79,6 +79,10 @@ def Dpc_Dialect : Dialect {
     /// Attribute of @train_step: the learning rate fed without a schedule.
     static constexpr ::llvm::StringLiteral kDefaultLrAttrName =
         "dpc.default_lr";
+    /// Attribute of @train_step: the micro-batches it accumulates over, the
+    /// plan's count when more than 1.
+    static constexpr ::llvm::StringLiteral kMicroBatchesAttrName =
+        "dpc.micro_batches";
     /// Module attribute of the plan: its degrees and predictions.
     static constexpr ::llvm::StringLiteral kPlanAttrName = "dpc.plan";
   }];
