@@ -67,7 +67,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       emitError(module.getLoc(), error);
       return signalPassFailure();
     }
-    PlanContext context{parsedMesh->str(), parsedCluster->name};
+    PlanContext context{parsedMesh->str(), parsedCluster->name, cluster};
     if (!report.empty()) {
       std::string openError;
       std::unique_ptr<llvm::ToolOutputFile> file =
@@ -85,7 +85,6 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     if (!annotate)
       return;
     annotatePlan(module, *plan, *graph, segmentation, context);
-    completeShardings(module, *plan, *graph, *parsedCluster);
   }
 };
 } // namespace

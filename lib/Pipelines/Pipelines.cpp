@@ -56,8 +56,10 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.printTable = options.printTable;
   plan.annotate = options.annotate;
   pm.addPass(createPlan(plan));
-  if (options.annotate)
-    pm.addPass(createInsertReshards());
+  if (!options.annotate)
+    return;
+  pm.addPass(createCompleteShardings());
+  pm.addPass(createInsertReshards());
 }
 
 void mlir::dpc::registerPipelines() {

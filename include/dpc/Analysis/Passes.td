@@ -67,12 +67,15 @@ def Plan : Pass<"dpc-plan", "::mlir::ModuleOp"> {
     one choice. A malformed one is an error at its op; one that no
     configuration can give fails naming the value and its strategies.
 
-    Writes `dpc.plan` (a dictionary) on the module, `dpc.sharding` (one
-    string per result, such as `"[dp, *, tp]"` or `"[dp, *] partial(tp)"`)
-    and `dpc.stage` on every op of `@forward_backward` and `@train_step`,
-    and `dpc.sharding` on their arguments and results: the forward ops as
-    planned, the backward and optimizer ops as that plan implies. `print-table` prints the plan's table to stdout; `report`
-    writes it as JSON. A request that cannot be met (degrees that do not
+    Writes `dpc.plan` (a dictionary) and `dpc.mesh @plan` on the module,
+    and on every forward op of `@forward_backward` its `#dpc.sharding` (one
+    per result), the layouts its strategy takes its operands in
+    (`dpc.operand_shardings`) and its `dpc.stage`, and `#dpc.sharding` on
+    the function's arguments (docs/sharding.md). `-dpc-complete-shardings`
+    then follows the plan through the backward pass and the optimizer
+    (`-dpc-plan-pipeline` runs both, and `-dpc-insert-reshards`). A planned
+    module's reshards are dropped first. `print-table` prints the plan's
+    table to stdout; `report` writes it as JSON. A request that cannot be met (degrees that do not
     multiply to the mesh, a model that does not fit) fails with a message
     that says which memory is short and by how much.
   }];
@@ -110,6 +113,23 @@ def TestLayerSegments : Pass<"test-dpc-layer-segments", "::mlir::ModuleOp"> {
     (`dpc.segment`) and, for ops that repeat an earlier layer, the segment
     of the op they stand for (`dpc.repeats_segment`); on the function, the
     regions as `dpc.regions = [[first, period, repeats], ...]`.
+  }];
+}
+
+def CompleteShardings : Pass<"dpc-complete-shardings", "ModuleOp"> {
+  let summary = "Shards every value the plan implies: backward and optimizer";
+  let description = [{
+    Reads the plan `-dpc-plan` wrote (`dpc.mesh @plan`, `dpc.plan` and the
+    shardings of the forward ops and arguments of `@forward_backward`) and
+    writes a `#dpc.sharding` on every other value of `@forward_backward` and
+    `@train_step`, with each op's `dpc.stage` and the layouts its strategy
+    takes its operands in (`dpc.operand_shardings`). Each op takes the
+    strategy of its sharding rule that reshards its operands least;
+    gradients leave `@forward_backward` laid out as their parameters (partial
+    over `dp` while the reduction is pending), `@train_step` receives them
+    reduced (reduce-scattered under ZeRO-2/3), keeps optimizer state split
+    over `dp` under ZeRO-1 and up and parameters under ZeRO-3. The cluster is
+    the one `dpc.plan` names.
   }];
 }
 

@@ -329,7 +329,8 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
   }
   SmallVector<NamedAttribute> fields = {
       builder.getNamedAttr("mesh", builder.getStringAttr(context.mesh)),
-      builder.getNamedAttr("cluster", builder.getStringAttr(context.cluster)),
+      builder.getNamedAttr("cluster",
+                           builder.getStringAttr(context.clusterSpec)),
       builder.getNamedAttr("dp", builder.getI64IntegerAttr(plan.dataParallel)),
       builder.getNamedAttr("tp",
                            builder.getI64IntegerAttr(plan.tensorParallel)),

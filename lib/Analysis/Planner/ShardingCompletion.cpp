@@ -22,7 +22,7 @@ namespace {
 /// The shardings and stages known so far, and how to extend them.
 class Completion {
 public:
-  Completion(const Plan &plan, const Cluster &cluster)
+  Completion(const PlanLayout &plan, const Cluster &cluster)
       : plan(plan), cluster(cluster),
         mesh(plan.pipelineParallel, plan.dataParallel, plan.tensorParallel,
              cluster) {}
@@ -96,7 +96,7 @@ private:
       held.insert(it, stage);
   }
 
-  const Plan &plan;
+  const PlanLayout &plan;
   const Cluster &cluster;
   StageMesh mesh;
   llvm::DenseMap<Value, TensorSharding> shardings;
@@ -403,7 +403,33 @@ void Completion::write(func::FuncOp func) {
                          getShardingAttr(context, *sharding));
 }
 
-void mlir::dpc::completeShardings(ModuleOp module, const Plan &plan,
+FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
+  auto mesh = module.lookupSymbol<MeshOp>(kPlanMeshName);
+  auto fields = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+  if (!mesh || !fields)
+    return module.emitError("the module has no plan (dpc.mesh @plan and "
+                            "dpc.plan): run -dpc-plan first");
+  PlanLayout layout;
+  for (auto [field, name] : {std::pair(&layout.pipelineParallel,
+                                       kStageAxisName),
+                             std::pair(&layout.dataParallel, kDataAxisName),
+                             std::pair(&layout.tensorParallel,
+                                       kTensorAxisName)}) {
+    std::optional<int64_t> size = mesh.getAxisSize(name);
+    if (!size)
+      return mesh.emitOpError("has no axis '") << name << "' of a plan";
+    *field = *size;
+  }
+  auto zero = fields.getAs<IntegerAttr>("zero_stage");
+  auto cluster = fields.getAs<StringAttr>("cluster");
+  if (!zero || !cluster)
+    return module.emitError("dpc.plan lacks its zero_stage or cluster");
+  layout.zeroStage = zero.getInt();
+  layout.cluster = cluster.getValue().str();
+  return layout;
+}
+
+void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
                                   const TrainingGraph &graph,
                                   const Cluster &cluster) {
   func::FuncOp forwardBackward = graph.getFunction();

@@ -1,14 +1,18 @@
 // RUN: dpc-opt %s --train --optimizer=sgd -o %t.mlir
-// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=1 tp=4" | FileCheck %s
+// RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=4 dp=1 tp=4" | FileCheck %s
+// The pipeline is the search, the completion and the reshards.
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=1 tp=4" -dpc-complete-shardings -dpc-insert-reshards | FileCheck %s
 // Replanning a planned module keeps its plan.
-// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=1 tp=4" -o %t.planned.mlir
-// RUN: dpc-opt %t.planned.mlir -dpc-plan="mesh=4 dp=1 tp=4" | FileCheck %s
+// RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=4 dp=1 tp=4" -o %t.planned.mlir
+// RUN: dpc-opt %t.planned.mlir -dpc-plan-pipeline="mesh=4 dp=1 tp=4" | FileCheck %s
+// The completion needs a plan.
+// RUN: not dpc-opt %t.mlir -dpc-complete-shardings 2>&1 | FileCheck %s --check-prefix=UNPLANNED
 // The fixed shardings need the tensor axis: on four devices the planner
 // must choose tp > 1 on its own.
 // RUN: dpc-opt %t.mlir -dpc-plan="mesh=4" | FileCheck %s --check-prefix=FREE
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=4 tp=1" 2>&1 | FileCheck %s --check-prefix=CONFLICT
 // With two replicas the gradients leave as partial sums over them.
-// RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=2 tp=2" | FileCheck %s --check-prefix=DATA
+// RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=4 dp=2 tp=2" | FileCheck %s --check-prefix=DATA
 
 // Left alone, the planner splits both weights by column on this MLP (one
 // all-gather between the matmuls). The user fixes Megatron-LM's layout
@@ -50,7 +54,10 @@ func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
 // CHECK-LABEL: func.func @train_step
 // CHECK-SAME: dpc.param = "up.weight", dpc.sharding = #dpc.sharding<@plan, [*, tp]>
 // CHECK-SAME: dpc.param = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>
-// CHECK: call @forward_backward{{.*}}dpc.sharding = [#dpc.sharding<@plan, []>, #dpc.sharding<@plan, [*, tp]>, #dpc.sharding<@plan, [tp, *]>]
+// The loss comes back a pending mean over the samples (split over dp and
+// tp) and is reduced after the call.
+// CHECK: %[[STEP:.*]]:3 = call @forward_backward{{.*}}dpc.sharding = [#dpc.sharding<@plan, [], partial = [dp : mean, tp : mean]>, #dpc.sharding<@plan, [*, tp]>, #dpc.sharding<@plan, [tp, *]>]
+// CHECK-NEXT: dpc.reshard %[[STEP]]#0 <@plan, []>
 // CHECK: dpc.sub {{.*}}dpc.sharding = [#dpc.sharding<@plan, [*, tp]>], dpc.stage = 0
 // CHECK: dpc.sub {{.*}}dpc.sharding = [#dpc.sharding<@plan, [tp, *]>], dpc.stage = 0
 
@@ -66,5 +73,7 @@ func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
 // The mean loss over samples split across replicas is a pending mean, not
 // a sum.
 // DATA: dpc.softmax_cross_entropy {{.*}}dpc.sharding = [#dpc.sharding<@plan, [], partial = [dp : mean{{(, tp : mean)?}}]>]
+
+// UNPLANNED: error: the module has no plan (dpc.mesh @plan and dpc.plan): run -dpc-plan first
 
 // CONFLICT: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])

@@ -21,7 +21,8 @@ namespace mlir::dpc {
 /// Context a report names.
 struct PlanContext {
   std::string mesh;
-  std::string cluster;
+  /// The cluster's name, and the preset or file it was read from.
+  std::string cluster, clusterSpec;
 };
 
 void printPlanTable(const Plan &plan, const TrainingGraph &graph,

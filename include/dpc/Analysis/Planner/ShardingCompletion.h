@@ -25,11 +25,24 @@
 
 namespace mlir::dpc {
 
+/// What the completion needs of a plan, as `dpc.mesh @plan` and
+/// `dpc.plan` hold it: the degrees, the ZeRO stage and the cluster.
+struct PlanLayout {
+  int64_t pipelineParallel = 1, dataParallel = 1, tensorParallel = 1;
+  int zeroStage = 0;
+  /// A cluster preset or file, as -dpc-plan was given it.
+  std::string cluster;
+
+  /// Reads the layout of a planned module; fails with a diagnostic at the
+  /// module when it is not planned.
+  static FailureOr<PlanLayout> read(ModuleOp module);
+};
+
 /// Writes `dpc.sharding` (and `dpc.stage` where the op belongs to one
-/// stage) on every op of `@forward_backward` and `@train_step` that
-/// annotatePlan did not annotate, and `dpc.sharding` on their arguments
-/// and results. Expects annotatePlan's attributes on the forward pass.
-void completeShardings(ModuleOp module, const Plan &plan,
+/// stage) on every op of `@forward_backward` and `@train_step` that the
+/// planner did not annotate, and `dpc.sharding` on their arguments and
+/// results. Expects the planner's attributes on the forward pass.
+void completeShardings(ModuleOp module, const PlanLayout &plan,
                        const TrainingGraph &graph, const Cluster &cluster);
 
 } // namespace mlir::dpc
