@@ -38,7 +38,7 @@ docs: configure
 	ninja -C $(BUILD_DIR) mlir-doc
 	cp $(BUILD_DIR)/docs/Dialect/DpcDialect.md docs/dialect/DpcDialect.md
 	cp $(BUILD_DIR)/docs/DpcPasses.md docs/dialect/DpcPasses.md
-	cp $(BUILD_DIR)/docs/DpcAnalysisPasses.md docs/dialect/DpcAnalysisPasses.md
+	cp $(BUILD_DIR)/docs/DpcTestPasses.md docs/dialect/DpcTestPasses.md
 
 check-lit: build
 	ninja -C $(BUILD_DIR) check-dpc

@@ -3,7 +3,6 @@
 #ifndef DPC_INITALLPASSES_H
 #define DPC_INITALLPASSES_H
 
-#include "dpc/Analysis/Passes.h"
 #include "dpc/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -12,7 +11,6 @@ namespace mlir::dpc {
 /// Registers dpc's passes and the upstream ones useful on dpc programs.
 inline void registerAllPasses() {
   registerDpcPasses();
-  registerDpcAnalysisPasses();
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   mlir::registerInlinerPass();

@@ -1,7 +1,6 @@
 //===- Pipelines.cpp - dpc's registered pass pipelines --------------------===//
 
 #include "dpc/Pipelines/Pipelines.h"
-#include "dpc/Analysis/Passes.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"

@@ -132,7 +132,7 @@ def test_unwritable_output_fails_before_measuring(tmp_path):
 def test_planner_plans_on_the_calibrated_host(calibrated, tmp_path):
     path, cluster, _ = calibrated
     root = os.path.join(os.path.dirname(__file__), "..", "..")
-    model = os.path.join(root, "test", "Analysis", "Planner", "residual-mlp.mlir")
+    model = os.path.join(root, "test", "Transforms", "Planning", "residual-mlp.mlir")
     step = str(tmp_path / "step.mlir")
     subprocess.run([tool("dpc-opt"), model, "--train", "--optimizer=adam", "-o", step],
                    check=True)

@@ -13,6 +13,7 @@
 #include "dpc/InitAllPasses.h"
 
 #include "dpc/Pipelines/Pipelines.h"
+#include "TestPasses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -309,6 +310,7 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::dpc::registerAllPasses();
+  mlir::dpc::registerDpcTestPasses();
   mlir::dpc::registerPipelines();
   DialectRegistry registry;
   mlir::dpc::registerAllDialects(registry);

@@ -1,6 +1,6 @@
 //===- PlanAttributesTest.cpp - The planner's shardings as attributes -----===//
 
-#include "dpc/Analysis/Planner/PlanAttributes.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/InitAllDialects.h"
 
 #include "mlir/IR/MLIRContext.h"

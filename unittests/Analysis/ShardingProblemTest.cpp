@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dpc/Analysis/Planner/ShardingProblem.h"
+#include "dpc/Transforms/Planning/ShardingProblem.h"
 
 #include <gtest/gtest.h>
 

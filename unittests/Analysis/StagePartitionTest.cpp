@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dpc/Analysis/Planner/StagePartition.h"
+#include "dpc/Transforms/Planning/StagePartition.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,6 @@
 //===- Passes.td - dpc passes ------------------------------*- tablegen -*-===//
 //
-// Every dpc pass and analysis test pass. Analyses are tested through
-// `-test-…` passes that write their results onto ops as attributes.
+// Every dpc pass. The analyses' `-test-…` passes are in test/lib.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,32 +9,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def TestOpCost : Pass<"test-dpc-op-cost"> {
-  let summary = "Annotates every op with its cost-interface numbers";
-  let description = [{
-    Writes `dpc.flops` and `dpc.bytes` (as i64 attributes) onto every op
-    that implements `CostOpInterface`, so that FileCheck can check the
-    numbers the cost model will read.
 
-    ```mlir
-    %c = dpc.matmul %a, %b : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
-    // becomes
-    %c = dpc.matmul %a, %b {dpc.bytes = 896 : i64, dpc.flops = 1024 : i64} : ...
-    ```
-  }];
-}
-
-def TestShardingRules : Pass<"test-dpc-sharding-rules"> {
-  let summary = "Annotates every op with its sharding rule";
-  let description = [{
-    Writes the factor form of each `ShardableOpInterface` op's sharding
-    rule as the string attribute `dpc.sharding_rule`:
-
-    ```mlir
-    %c = dpc.matmul %a, %b {dpc.sharding_rule = "([a,c],[c,b])->([a,b]) {a=4, b=8, c=16 reduction}"} : ...
-    ```
-  }];
-}
 
 //===----------------------------------------------------------------------===//
 // Training step (Transforms/Autodiff)
@@ -164,6 +138,78 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
 //===----------------------------------------------------------------------===//
 // The plan in the IR (Transforms/Planning)
 //===----------------------------------------------------------------------===//
+
+def Plan : Pass<"dpc-plan", "ModuleOp"> {
+  let summary = "Chooses the parallel plan of the training step on a mesh";
+  let description = [{
+    Plans `@forward_backward` (built by `dpc-opt --train`) on `mesh` of
+    `cluster`: data-, tensor- and pipeline-parallel degrees, each op's
+    tensor-parallel split from its sharding rule (an integer program solved
+    with CBC, once per repeated layer), pipeline stages, micro-batches,
+    schedule, recomputation and ZeRO stage, minimizing the cost model's
+    step time within `memory-limit` GiB per device (default: the device's
+    memory). `dp`, `tp` and `pp` fix degrees (0: free). A `dpc.sharding`
+    already on a forward op or argument of `@forward_backward` fixes that
+    value's sharding: only strategies that give it are searched, so a
+    planned module replans to the same plan and an edited string overrides
+    one choice. A malformed one is an error at its op; one that no
+    configuration can give fails naming the value and its strategies.
+
+    Writes `dpc.plan` (a dictionary) and `dpc.mesh @plan` on the module,
+    and on every forward op of `@forward_backward` its `#dpc.sharding` (one
+    per result), the layouts its strategy takes its operands in
+    (`dpc.operand_shardings`) and its `dpc.stage`, and `#dpc.sharding` on
+    the function's arguments (docs/sharding.md). `-dpc-complete-shardings`
+    then follows the plan through the backward pass and the optimizer
+    (`-dpc-plan-pipeline` runs both, and `-dpc-insert-reshards`). A planned
+    module's reshards are dropped first. `print-table` prints the plan's
+    table to stdout; `report` writes it as JSON. A request that cannot be met (degrees that do not
+    multiply to the mesh, a model that does not fit) fails with a message
+    that says which memory is short and by how much.
+  }];
+  let options = [
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"1\"",
+           "Device mesh AxB[xC], outer axes across nodes">,
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"h100-sxm\"",
+           "A cluster preset or a cluster FILE.json">,
+    Option<"memoryLimit", "memory-limit", "double", /*default=*/"0",
+           "GiB per device (0: the device's capacity)">,
+    Option<"dataParallel", "dp", "int64_t", /*default=*/"0",
+           "Data-parallel degree (0: chosen)">,
+    Option<"tensorParallel", "tp", "int64_t", /*default=*/"0",
+           "Tensor-parallel degree (0: chosen)">,
+    Option<"pipelineParallel", "pp", "int64_t", /*default=*/"0",
+           "Pipeline stages (0: chosen)">,
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the plan as JSON to this file">,
+    Option<"printTable", "print-table", "bool", /*default=*/"false",
+           "Print the plan's table to stdout">,
+    Option<"annotate", "annotate", "bool", /*default=*/"true",
+           "Write the plan onto the IR (off when only the table or report "
+           "is wanted, as for dpc-opt --plan-only)">,
+    Option<"exposedTensorComm", "exposed-tp-comm", "double",
+           /*default=*/"0.5",
+           "Part of each tensor-parallel collective left exposed after "
+           "overlapping it with the neighbouring contraction">,
+  ];
+}
+
+def CompleteShardings : Pass<"dpc-complete-shardings", "ModuleOp"> {
+  let summary = "Shards every value the plan implies: backward and optimizer";
+  let description = [{
+    Reads the plan `-dpc-plan` wrote (`dpc.mesh @plan`, `dpc.plan` and the
+    shardings of the forward ops and arguments of `@forward_backward`) and
+    writes a `#dpc.sharding` on every other value of `@forward_backward` and
+    `@train_step`, with each op's `dpc.stage` and the layouts its strategy
+    takes its operands in (`dpc.operand_shardings`). Each op takes the
+    strategy of its sharding rule that reshards its operands least;
+    gradients leave `@forward_backward` laid out as their parameters (partial
+    over `dp` while the reduction is pending), `@train_step` receives them
+    reduced (reduce-scattered under ZeRO-2/3), keeps optimizer state split
+    over `dp` under ZeRO-1 and up and parameters under ZeRO-3. The cluster is
+    the one `dpc.plan` names.
+  }];
+}
 
 def InsertReshards : Pass<"dpc-insert-reshards", "ModuleOp"> {
   let summary = "Makes every change of layout in a planned step a dpc.reshard";

@@ -1,0 +1,44 @@
+//===- PlanReport.h - The plan as a table, as JSON and in the IR -*- C++ -*-===//
+//
+// The plan, readable: a table per layer group (sharding, stage, devices,
+// memory per device, compute / exposed communication time) and per stage,
+// with the totals (step time, samples/s, MFU, memory); the same as JSON;
+// and as attributes on the IR: `dpc.plan` on the module, `dpc.sharding`
+// and `dpc.stage` on every forward value and parameter.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TRANSFORMS_PLANNING_PLANREPORT_H
+#define DPC_TRANSFORMS_PLANNING_PLANREPORT_H
+
+#include "dpc/Transforms/Planning/Planner.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::dpc {
+
+/// Context a report names.
+struct PlanContext {
+  std::string mesh;
+  /// The cluster's name, and the preset or file it was read from.
+  std::string cluster, clusterSpec;
+};
+
+void printPlanTable(const Plan &plan, const TrainingGraph &graph,
+                    const LayerSegmentation &segmentation,
+                    const PlanContext &context, llvm::raw_ostream &os);
+
+llvm::json::Value getPlanJson(const Plan &plan, const TrainingGraph &graph,
+                              const LayerSegmentation &segmentation,
+                              const PlanContext &context);
+
+/// Writes the plan's attributes onto the module.
+void annotatePlan(ModuleOp module, const Plan &plan,
+                  const TrainingGraph &graph,
+                  const LayerSegmentation &segmentation,
+                  const PlanContext &context);
+
+} // namespace mlir::dpc
+
+#endif // DPC_TRANSFORMS_PLANNING_PLANREPORT_H

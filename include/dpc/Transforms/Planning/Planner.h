@@ -1,0 +1,126 @@
+//===- Planner.h - The auto-parallel planner --------------------*- C++ -*-===//
+//
+// Chooses how to run a training step on a mesh: the data-, tensor- and
+// pipeline-parallel degrees, each op's tensor-parallel split (an integer
+// program over the sharding rules, solved once per repeated layer), the
+// contiguous layer ranges of the pipeline stages, the micro-batch size and
+// schedule, activation recomputation and the ZeRO stage, minimizing the
+// cost model's step time under the memory limit.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TRANSFORMS_PLANNING_PLANNER_H
+#define DPC_TRANSFORMS_PLANNING_PLANNER_H
+
+#include "dpc/Analysis/CostModel/Cluster.h"
+#include "dpc/Analysis/CostModel/MemoryCost.h"
+#include "dpc/Analysis/CostModel/PipelineCost.h"
+#include "dpc/Analysis/CostModel/ReshardingCost.h"
+#include "dpc/Transforms/Planning/LayerSegmentation.h"
+#include "dpc/Transforms/Planning/ShardingConstraints.h"
+
+#include <optional>
+
+namespace mlir::dpc {
+
+struct PlannerOptions {
+  /// Devices are the mesh's; its inner axes lie within a node.
+  int64_t devices = 1;
+  Cluster cluster;
+  /// Bytes per device; 0 means the device's memory capacity.
+  double memoryLimit = 0.0;
+  /// Degrees the user fixed (0: free).
+  int64_t dataParallel = 0, tensorParallel = 0, pipelineParallel = 0;
+  /// Tensor parallelism beyond one node is not searched unless asked for.
+  bool tensorParallelAcrossNodes = false;
+  /// Part of each tensor-parallel collective on the critical path: the
+  /// partitioner splits it into chunks overlapped with the contraction
+  /// next to it, leaving the first and last exposed (as Megatron-LM's
+  /// --tp-comm-overlap does).
+  double exposedTensorComm = 0.5;
+  /// Seconds CBC may spend on one integer program.
+  double ilpTimeLimit = 10.0;
+  /// Shardings fixed in the IR (may be null).
+  const ShardingConstraints *constraints = nullptr;
+};
+
+/// What one pipeline stage holds and does.
+struct StagePlan {
+  /// Segments [firstSegment, endSegment).
+  unsigned firstSegment = 0, endSegment = 0;
+  /// Seconds per micro-batch, forward and backward (with recomputation).
+  double computeTime = 0.0;
+  /// Seconds per micro-batch of tensor-parallel collectives.
+  double communicationTime = 0.0;
+  /// Seconds once per step of ops on parameters alone (weight casts).
+  double perStepTime = 0.0;
+  /// Seconds per step of the data-parallel gradient reduction, and the
+  /// part of it the backward pass does not hide.
+  double gradientSyncTime = 0.0, exposedGradientSyncTime = 0.0;
+  MemoryBreakdown memory;
+  /// Parameters the stage holds (all tensor-parallel shards together).
+  double parameters = 0.0;
+};
+
+/// What one layer segment costs each device of its stage under the plan.
+struct SegmentPlan {
+  /// Seconds per micro-batch, forward and backward (with recomputation),
+  /// and of the tensor-parallel collectives left exposed.
+  double computeTime = 0.0, communicationTime = 0.0;
+  /// Bytes of parameters, gradients and optimizer state (after ZeRO), and
+  /// of activations stored per micro-batch in flight.
+  double modelStateBytes = 0.0, activationBytes = 0.0;
+};
+
+struct Plan {
+  int64_t dataParallel = 1, tensorParallel = 1, pipelineParallel = 1;
+  /// Samples per micro-batch on one data-parallel replica.
+  int64_t microBatchSize = 1;
+  int64_t microBatches = 1;
+  PipelineSchedule schedule = PipelineSchedule::OneFOneB;
+  int64_t chunks = 1;
+  bool recompute = false;
+  int zeroStage = 0;
+  SmallVector<StagePlan> stages;
+  /// Per layer segment, in order.
+  SmallVector<SegmentPlan> segments;
+
+  /// Predicted seconds of one step and its parts on the slowest stage.
+  double stepTime = 0.0;
+  double bubbleTime = 0.0;
+  double pipelineSendTime = 0.0;
+  double optimizerTime = 0.0;
+  double samplesPerSecond = 0.0;
+  /// Model FLOPs of a step (3x the forward, as Megatron-LM and Alpa count)
+  /// and the utilization they give.
+  double modelFlops = 0.0;
+  double mfu = 0.0;
+  double memoryLimit = 0.0;
+
+  /// Sharding of each result of every forward op (by representative) and
+  /// of every parameter; the layouts each op's strategy takes its operands
+  /// in.
+  llvm::DenseMap<Operation *, SmallVector<TensorSharding, 1>> results;
+  llvm::DenseMap<Operation *, SmallVector<TensorSharding, 3>> operands;
+  llvm::DenseMap<Value, TensorSharding> parameters;
+
+  /// Search statistics.
+  double planningSeconds = 0.0;
+  int64_t integerPrograms = 0;
+  int64_t configurations = 0;
+  bool allOptimal = true;
+};
+
+/// Plans `graph` on `options`. Fails with `error` when the request cannot
+/// be met: degrees that do not multiply to the device count, shardings
+/// fixed in the IR that no configuration can give, or no plan
+/// that fits in memory (naming the stage and kind of memory that is short,
+/// and by how much).
+FailureOr<Plan> planTraining(const TrainingGraph &graph,
+                             const LayerSegmentation &segmentation,
+                             const PlannerOptions &options,
+                             std::string &error);
+
+} // namespace mlir::dpc
+
+#endif // DPC_TRANSFORMS_PLANNING_PLANNER_H

@@ -1,0 +1,127 @@
+//===- ShardingSpace.h - The strategies of every op on a stage --*- C++ -*-===//
+//
+// Builds the intra-op problem of one stage mesh and micro-batch size from
+// the IR: each op's strategies come from its sharding rule (the data axis
+// always splits the batch factor where the rule allows; the tensor axis
+// splits any one factor it divides, or none), each strategy's time from the
+// op's cost interface, its stored activations from the backward pass's
+// uses, and each edge's cost from the resharding its two ends need.
+// Parameters are nodes too: replicated, or split along one dimension.
+// Shardings the user fixed in the IR leave only the strategies that give
+// them; when none does, the space records why and the planner skips it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TRANSFORMS_PLANNING_SHARDINGSPACE_H
+#define DPC_TRANSFORMS_PLANNING_SHARDINGSPACE_H
+
+#include "dpc/Analysis/CostModel/ReshardingCost.h"
+#include "dpc/Transforms/Planning/LayerSegmentation.h"
+#include "dpc/Transforms/Planning/ShardingConstraints.h"
+#include "dpc/Transforms/Planning/ShardingProblem.h"
+#include "dpc/Interfaces/ShardingRule.h"
+
+namespace mlir::dpc {
+
+/// How a tensor indexed by `factors` (one per dimension, from `rule`) lies
+/// when the data axis splits `dataFactor` and the tensor axis
+/// `tensorFactor` (-1: none; one factor may take both). A result whose
+/// split factor is a reduction it does not index is a partial sum.
+TensorSharding getFactorSharding(const ShardingRule &rule,
+                                 ArrayRef<int64_t> factors, int64_t dataFactor,
+                                 int64_t tensorFactor, bool isResult);
+
+class ShardingSpace {
+public:
+  /// `backwardFactor` multiplies forward time into forward + backward;
+  /// `exposedTensorComm` is the part of each tensor-parallel collective
+  /// left on the critical path once it is overlapped with the contraction
+  /// next to it.
+  ShardingSpace(const TrainingGraph &graph,
+                const LayerSegmentation &segmentation, const StageMesh &mesh,
+                int64_t microBatchSize, double backwardFactor,
+                double exposedTensorComm = 1.0,
+                const ShardingConstraints *constraints = nullptr);
+
+  struct Strategy {
+    /// Factors split by the data and tensor axes (-1: none).
+    int64_t dataFactor = -1, tensorFactor = -1;
+    SmallVector<TensorSharding, 3> operands, results;
+    /// Seconds per micro-batch, forward and backward.
+    double time = 0.0;
+    /// Ops that do not touch the batch (casts and transposes of weights)
+    /// run once per step, not once per micro-batch.
+    bool oncePerStep = false;
+    /// Stored activations (bytes per device) or, for a parameter, elements
+    /// per device.
+    double activationBytes = 0.0, parameterElements = 0.0;
+  };
+
+  /// The problem over the representatives; weights count the repeats.
+  const ShardingProblem &getProblem() const { return problem; }
+  ArrayRef<Strategy> getStrategies(unsigned node) const {
+    return strategies[node];
+  }
+  /// Node of a forward op's representative, of a parameter's or input's.
+  std::optional<unsigned> getNode(Operation *op) const;
+  std::optional<unsigned> getNode(Value argument) const;
+
+  /// Bytes of `value` for one micro-batch of all data-parallel replicas.
+  double getValueBytes(Value value) const;
+
+  /// What a choice costs, per segment (global ops count in segment 0).
+  struct SegmentCost {
+    double computeTime = 0.0, communicationTime = 0.0;
+    /// Seconds once per step (ops on parameters alone).
+    double perStepTime = 0.0;
+    double activationBytes = 0.0;
+    /// The segment's output (the activation sent to the next stage), per
+    /// device.
+    double outputBytes = 0.0;
+    /// Parameters first used in the segment: elements per device and in
+    /// all.
+    double parameterElements = 0.0, parameters = 0.0;
+  };
+  SmallVector<SegmentCost> evaluate(ArrayRef<unsigned> choice) const;
+
+  const StageMesh &getMesh() const { return mesh; }
+
+  /// Empty, or why the fixed shardings cannot be met on this mesh (the
+  /// first value whose fixed sharding no strategy gives).
+  StringRef getConflict() const { return conflict; }
+
+private:
+  /// Keeps the `options` whose results are `fixed`; when none is, keeps
+  /// them all and records the conflict of `what`.
+  void restrictTo(std::vector<Strategy> &options,
+                  ArrayRef<TensorSharding> fixed, const Twine &what);
+  unsigned addOpNode(Operation *op, double weight);
+  unsigned addParameterNode(Value param, double weight);
+  unsigned addFixedNode(Value value);
+  /// Source node and its sharding of `value` under `choice`.
+  const TensorSharding *getProducedSharding(Value value,
+                                            ArrayRef<unsigned> choice,
+                                            std::optional<unsigned> &node) const;
+  double getEdgeTime(Value value, const TensorSharding &from,
+                     const TensorSharding &to, bool tensorAxisOnly) const;
+
+  const TrainingGraph &graph;
+  const LayerSegmentation &segmentation;
+  StageMesh mesh;
+  int64_t microBatchSize;
+  double backwardFactor;
+  double exposedTensorComm;
+  const ShardingConstraints *constraints;
+  std::string conflict;
+  /// Micro-batch of all replicas over the IR's batch.
+  double batchScale;
+
+  ShardingProblem problem;
+  std::vector<std::vector<Strategy>> strategies;
+  llvm::DenseMap<Operation *, unsigned> opNodes;
+  llvm::DenseMap<Value, unsigned> argNodes;
+};
+
+} // namespace mlir::dpc
+
+#endif // DPC_TRANSFORMS_PLANNING_SHARDINGSPACE_H

@@ -1,0 +1,98 @@
+//===- TrainingGraph.h - The forward pass the planner splits ----*- C++ -*-===//
+//
+// The planner decides how to split the forward pass of `@forward_backward`
+// (the backward pass mirrors it): its ops in order, its parameters and
+// inputs, and which forward values the backward pass reads, so that stored
+// activations come from the IR's own liveness.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TRANSFORMS_PLANNING_TRAININGGRAPH_H
+#define DPC_TRANSFORMS_PLANNING_TRAININGGRAPH_H
+
+#include "dpc/Analysis/CostModel/FusedTraffic.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::dpc {
+
+class TrainingGraph {
+public:
+  /// Reads `@forward_backward` of `module`; fails with `error` when there
+  /// is none (the step was not built) or it has no batch input.
+  static FailureOr<TrainingGraph> get(ModuleOp module, std::string &error);
+
+  func::FuncOp getFunction() const { return func; }
+  /// Forward ops in program order.
+  ArrayRef<Operation *> getForwardOps() const { return forwardOps; }
+  /// Ops of the backward pass.
+  ArrayRef<Operation *> getBackwardOps() const { return backwardOps; }
+  bool isForward(Operation *op) const { return forwardSet.contains(op); }
+  bool isStoredForBackward(Value value) const {
+    return stored.contains(value);
+  }
+  bool isParameter(Value value) const;
+  /// Bytes `op` moves once the backend fuses it with its neighbours.
+  double getFusedBytes(Operation *op) const {
+    return fusedTraffic->getBytes(op);
+  }
+  bool isInput(Value value) const;
+  /// The batch @forward_backward runs on: dimension 0 of its inputs.
+  int64_t getBatchSize() const { return batchSize; }
+  /// Micro-batches @train_step accumulates (its dpc.micro_batches; 1 when
+  /// the step leaves the count to the planner).
+  int64_t getStepMicroBatches() const { return stepMicroBatches; }
+  /// The global batch of a step.
+  int64_t getStepBatchSize() const { return batchSize * stepMicroBatches; }
+  /// Dimension of `value` that is the batch, or -1 (propagated from the
+  /// inputs through the ops' sharding rules).
+  int64_t getBatchDim(Value value) const {
+    return batchDims.lookup_or(value, -1);
+  }
+  /// The factor of `op`'s sharding rule that runs over the batch, or -1.
+  int64_t getBatchFactor(Operation *op) const {
+    return batchFactors.lookup_or(op, -1);
+  }
+  /// Whether `op` works on the batch (else it runs once per step, on
+  /// parameters or constants: a weight cast, a mask).
+  bool touchesBatch(Operation *op) const {
+    if (getBatchFactor(op) >= 0)
+      return true;
+    return llvm::any_of(
+        llvm::concat<Value>(op->getOperands(), op->getResults()),
+        [&](Value value) { return getBatchDim(value) >= 0; });
+  }
+  /// Bytes per element of the master copy, gradient and optimizer state of
+  /// each parameter (from @train_step's optimizer-state arguments).
+  double getModelStateBytesPerParameter() const { return stateBytes; }
+  double getParameterBytes() const { return parameterBytes; }
+  double getGradientBytes() const { return gradientBytes; }
+  double getOptimizerBytes() const { return optimizerBytes; }
+  /// Bytes per gradient element on the wire: gradients are reduced in the
+  /// precision the forward pass computes with (a parameter cast to bf16
+  /// is reduced in bf16, as Megatron-LM does by default).
+  double getGradientCommunicationBytes() const { return gradientWireBytes; }
+
+private:
+  func::FuncOp func;
+  SmallVector<Operation *> forwardOps, backwardOps;
+  llvm::DenseSet<Operation *> forwardSet;
+  llvm::DenseSet<Value> stored;
+  std::shared_ptr<FusedTraffic> fusedTraffic;
+  llvm::DenseMap<Value, int64_t> batchDims;
+  llvm::DenseMap<Operation *, int64_t> batchFactors;
+  int64_t batchSize = 1;
+  int64_t stepMicroBatches = 1;
+  double stateBytes = 0, parameterBytes = 4, gradientBytes = 4,
+         optimizerBytes = 0, gradientWireBytes = 4;
+};
+
+} // namespace mlir::dpc
+
+#endif // DPC_TRANSFORMS_PLANNING_TRAININGGRAPH_H

@@ -1,0 +1,627 @@
+//===- Planner.cpp - Degrees, stages, schedule, recomputation, ZeRO -------===//
+//
+// The search: for every split of the devices into pipeline x data x tensor
+// parallel and every micro-batch size, the intra-op integer program gives
+// each op's tensor-parallel split (solved once per tensor-parallel degree
+// and micro-batch size, at a few prices of memory, so that memory-hungry
+// and memory-lean splits are both on offer); then, per schedule,
+// recomputation and ZeRO stage, the pipeline stages are the contiguous
+// segment ranges that minimize the slowest stage's time with every stage
+// in memory (StagePartition.h, exact), skipped when a lower bound on the
+// step time cannot beat the best plan so far. The fastest plan that fits
+// wins.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Transforms/Planning/Planner.h"
+#include "dpc/Analysis/CostModel/CommunicationCost.h"
+#include "dpc/Analysis/CostModel/ComputeCost.h"
+#include "dpc/Transforms/Planning/ShardingSpace.h"
+#include "dpc/Transforms/Planning/StagePartition.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+SmallVector<int64_t> getDivisors(int64_t n) {
+  SmallVector<int64_t> divisors;
+  for (int64_t i = 1; i <= n; ++i)
+    if (n % i == 0)
+      divisors.push_back(i);
+  return divisors;
+}
+
+/// One way to run the stages, and what it needs.
+struct PipelineVariant {
+  PipelineSchedule schedule;
+  int64_t chunks;
+  bool recompute;
+  int zeroStage;
+};
+
+/// The outcome of fitting one configuration into stages.
+struct StageFit {
+  bool feasible = false;
+  SmallVector<StagePlan> stages;
+  double stepTime = 0.0, bubbleTime = 0.0, sendTime = 0.0,
+         optimizerTime = 0.0;
+  /// Of the most loaded stage, when infeasible: its memory and index.
+  double peakMemory = 0.0;
+  MemoryBreakdown peakBreakdown;
+  unsigned peakStage = 0;
+};
+
+class Search {
+public:
+  Search(const TrainingGraph &graph, const LayerSegmentation &segmentation,
+         const PlannerOptions &options)
+      : graph(graph), segmentation(segmentation), options(options),
+        cluster(options.cluster) {
+    memoryLimit = options.memoryLimit > 0 ? options.memoryLimit
+                                          : cluster.device.memoryCapacity;
+    // The backward pass of each op costs what the IR's backward pass costs
+    // relative to its forward, in FLOPs (about 2: a data and a weight
+    // gradient per contraction).
+    double forward = 0.0, backward = 0.0;
+    for (Operation *op : graph.getForwardOps())
+      if (auto costed = dyn_cast<CostOpInterface>(op))
+        forward += costed.getFlops();
+    for (Operation *op : graph.getBackwardOps())
+      if (auto costed = dyn_cast<CostOpInterface>(op))
+        backward += costed.getFlops();
+    // @forward_backward runs once per micro-batch of the step.
+    modelFlops = 3 * forward * graph.getStepMicroBatches();
+    backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
+    modelStateBytes = {graph.getParameterBytes(), graph.getGradientBytes(),
+                       graph.getOptimizerBytes()};
+  }
+
+  FailureOr<Plan> run(std::string &error);
+
+private:
+  /// The integer program's choices for (tp, dp, micro-batch size).
+  ArrayRef<SmallVector<unsigned>> getChoices(const ShardingSpace &space,
+                                             int64_t tp, int64_t dp,
+                                             int64_t microBatch,
+                                             std::string &error,
+                                             bool &solverFailed);
+  /// Cuts `segments` (priced by getSegmentPlans for `variant`) into the
+  /// mesh's stages.
+  StageFit fit(ArrayRef<ShardingSpace::SegmentCost> costs,
+               ArrayRef<SegmentPlan> segments, const StageMesh &mesh,
+               int64_t microBatches, const PipelineVariant &variant,
+               bool ignoreMemory) const;
+  /// The model state of `elements` parameter elements on one device.
+  MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
+                                int zeroStage) const {
+    return getModelStateMemory(elements, modelStateBytes, zeroStage,
+                               mesh.getDataParallel());
+  }
+  /// A step time no split of `segments` into stages can beat: the
+  /// pipeline of a slowest stage that takes at least its share of the work
+  /// and its longest segment, without sends or the optimizer.
+  double getStepTimeLowerBound(ArrayRef<SegmentPlan> segments,
+                               const StageMesh &mesh, int64_t microBatches,
+                               const PipelineVariant &variant) const;
+  /// What each segment costs a device under `variant`.
+  SmallVector<SegmentPlan>
+  getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
+                  const StageMesh &mesh, const PipelineVariant &variant) const;
+
+  const TrainingGraph &graph;
+  const LayerSegmentation &segmentation;
+  const PlannerOptions &options;
+  const Cluster &cluster;
+  double memoryLimit = 0.0;
+  double backwardFactor = 3.0;
+  double modelFlops = 0.0;
+  ModelStateBytes modelStateBytes;
+  bool dataAxisMatters = false;
+  std::map<std::tuple<int64_t, int64_t, int64_t>,
+           SmallVector<SmallVector<unsigned>>>
+      choiceCache;
+  int64_t integerPrograms = 0;
+  bool allOptimal = true;
+};
+} // namespace
+
+ArrayRef<SmallVector<unsigned>>
+Search::getChoices(const ShardingSpace &space, int64_t tp, int64_t dp,
+                   int64_t microBatch, std::string &error,
+                   bool &solverFailed) {
+  auto key = std::make_tuple(tp, dataAxisMatters ? dp : 0, microBatch);
+  auto it = choiceCache.find(key);
+  if (it != choiceCache.end())
+    return it->second;
+  SmallVector<SmallVector<unsigned>> &choices = choiceCache[key];
+  const ShardingProblem &problem = space.getProblem();
+  // Without a tensor axis every node has one strategy.
+  if (tp == 1) {
+    choices.push_back(SmallVector<unsigned>(problem.nodes.size(), 0));
+    return choices;
+  }
+  FailureOr<ShardingSolution> fastest =
+      solveWithIlp(problem, {}, options.ilpTimeLimit, error);
+  ++integerPrograms;
+  if (failed(fastest)) {
+    solverFailed = true;
+    return choices;
+  }
+  allOptimal &= fastest->optimal;
+  choices.push_back(fastest->choice);
+  // Memory priced so that it weighs k times the fastest choice's time.
+  double time = problem.getTime(fastest->choice);
+  StrategyMemory memory = problem.getMemory(fastest->choice);
+  for (double k : {0.3, 3.0, 30.0}) {
+    MemoryPrices prices;
+    if (memory.modelState > 0)
+      prices.modelState = k * time / memory.modelState;
+    if (memory.activations > 0)
+      prices.activations = k * time / memory.activations;
+    FailureOr<ShardingSolution> lean =
+        solveWithIlp(problem, prices, options.ilpTimeLimit, error);
+    ++integerPrograms;
+    if (failed(lean)) {
+      solverFailed = true;
+      return choices;
+    }
+    allOptimal &= lean->optimal;
+    if (!llvm::is_contained(choices, lean->choice))
+      choices.push_back(lean->choice);
+  }
+  return choices;
+}
+
+double Search::getStepTimeLowerBound(ArrayRef<SegmentPlan> segments,
+                                     const StageMesh &mesh,
+                                     int64_t microBatches,
+                                     const PipelineVariant &variant) const {
+  double total = 0.0, longest = 0.0;
+  for (const SegmentPlan &segment : segments) {
+    double time = segment.computeTime + segment.communicationTime;
+    total += time;
+    longest = std::max(longest, time);
+  }
+  int64_t p = mesh.getStages();
+  double slowest = std::max(longest, total / p);
+  return getPipelineTime(variant.schedule, p, microBatches, slowest, 0.0,
+                         variant.chunks);
+}
+
+SmallVector<SegmentPlan>
+Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
+                        const StageMesh &mesh,
+                        const PipelineVariant &variant) const {
+  // Recomputation runs the forward once more, and its collectives.
+  double computeFactor =
+      variant.recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
+  double communicationFactor = variant.recompute ? 1.5 : 1.0;
+  SmallVector<SegmentPlan> segments;
+  for (const ShardingSpace::SegmentCost &cost : costs) {
+    SegmentPlan segment;
+    segment.computeTime = cost.computeTime * computeFactor;
+    segment.communicationTime = cost.communicationTime * communicationFactor;
+    segment.modelStateBytes =
+        getModelState(cost.parameterElements, mesh, variant.zeroStage)
+            .getModelState();
+    // Recomputation keeps only each segment's input.
+    segment.activationBytes =
+        variant.recompute ? cost.outputBytes : cost.activationBytes;
+    segments.push_back(segment);
+  }
+  return segments;
+}
+
+StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
+                     ArrayRef<SegmentPlan> segments, const StageMesh &mesh,
+                     int64_t microBatches, const PipelineVariant &variant,
+                     bool ignoreMemory) const {
+  int64_t p = mesh.getStages(), d = mesh.getDataParallel();
+  int z = variant.zeroStage;
+  unsigned n = costs.size();
+  // Per segment: its time and the send after it; prefix sums of memory.
+  SmallVector<double> times(n), sends(n, 0.0);
+  SmallVector<double> elementSum(n + 1, 0.0), activationSum(n + 1, 0.0),
+      checkpointSum(n + 1, 0.0);
+  for (unsigned i = 0; i < n; ++i) {
+    times[i] = segments[i].computeTime + segments[i].communicationTime;
+    // The activation forward and its gradient backward, per chunk.
+    if (p > 1 && i + 1 < n)
+      sends[i] = 2.0 * variant.chunks *
+                 getBestCollective(CollectiveKind::SendRecv,
+                                   costs[i].outputBytes, mesh.getStageGroup(),
+                                   cluster)
+                     .time;
+    elementSum[i + 1] = elementSum[i] + costs[i].parameterElements;
+    activationSum[i + 1] = activationSum[i] + costs[i].activationBytes;
+    checkpointSum[i + 1] = checkpointSum[i] + costs[i].outputBytes;
+  }
+  auto sendTime = [&](unsigned last) { return sends[last]; };
+  SmallVector<double> inFlightOf(p);
+  for (int64_t stage = 0; stage < p; ++stage)
+    inFlightOf[stage] = getMicroBatchesInFlight(variant.schedule, p, stage,
+                                                microBatches, variant.chunks);
+  // The largest activation among segments [first, end), which
+  // recomputation stores again during the backward: a sparse table, since
+  // the partition asks for many ranges.
+  SmallVector<SmallVector<double>> largestOf;
+  if (variant.recompute) {
+    largestOf.emplace_back();
+    for (unsigned i = 0; i < n; ++i)
+      largestOf.back().push_back(costs[i].activationBytes);
+    for (unsigned width = 2; width <= n; width *= 2) {
+      const SmallVector<double> &half = largestOf.back();
+      SmallVector<double> level;
+      for (unsigned i = 0; i + width <= n; ++i)
+        level.push_back(std::max(half[i], half[i + width / 2]));
+      largestOf.push_back(std::move(level));
+    }
+  }
+  auto largestIn = [&](unsigned first, unsigned end) {
+    unsigned level = llvm::Log2_32(end - first);
+    return std::max(largestOf[level][first],
+                    largestOf[level][end - (1u << level)]);
+  };
+  auto memoryOf = [&](unsigned first, unsigned end, unsigned stage) {
+    double inFlight = inFlightOf[stage];
+    MemoryBreakdown memory =
+        getModelState(elementSum[end] - elementSum[first], mesh, z);
+    memory.activations =
+        variant.recompute
+            ? inFlight * (checkpointSum[end] - checkpointSum[first]) +
+                  largestIn(first, end)
+            : inFlight * (activationSum[end] - activationSum[first]);
+    return memory;
+  };
+  double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
+                              : memoryLimit;
+
+  StageFit result;
+  std::optional<SmallVector<unsigned>> partition = partitionStages(
+      times, sends, p, [&](unsigned first, unsigned end, unsigned stage) {
+        return memoryOf(first, end, stage).getTotal() <= limit;
+      });
+  if (!partition) {
+    if (ignoreMemory)
+      return result;
+    // Report the stage that is short under a time-balanced split.
+    StageFit loose = fit(costs, segments, mesh, microBatches, variant, true);
+    result.peakMemory = loose.peakMemory;
+    result.peakBreakdown = loose.peakBreakdown;
+    result.peakStage = loose.peakStage;
+    return result;
+  }
+  ArrayRef<unsigned> ends = *partition;
+
+  // The stages of the partition found.
+  unsigned first = 0;
+  double slowest = 0.0;
+  for (auto [stage, end] : llvm::enumerate(ends)) {
+    StagePlan plan;
+    plan.firstSegment = first;
+    plan.endSegment = end;
+    double elements = 0;
+    for (unsigned i = first; i < end; ++i) {
+      plan.computeTime += segments[i].computeTime;
+      plan.communicationTime += segments[i].communicationTime;
+      plan.parameters += costs[i].parameters;
+      plan.perStepTime += costs[i].perStepTime;
+      elements += costs[i].parameterElements;
+    }
+    plan.memory = memoryOf(first, end, stage);
+    double stageTime =
+        plan.computeTime + plan.communicationTime + sendTime(end - 1);
+    slowest = std::max(slowest, stageTime);
+    result.sendTime = std::max(result.sendTime, sendTime(end - 1));
+    // Gradients reduce over the data-parallel group (reduce-scatter and
+    // all-gather under ZeRO, the same bytes), behind the backward passes.
+    double gradientBytes = elements * graph.getGradientCommunicationBytes();
+    plan.gradientSyncTime =
+        getBestCollective(CollectiveKind::AllReduce, gradientBytes,
+                          mesh.getGroup(kDataAxis), cluster)
+            .time;
+    double window = microBatches * plan.computeTime *
+                    (backwardFactor - 1.0) / backwardFactor;
+    double exposedTraffic = plan.gradientSyncTime;
+    if (z >= 3) {
+      // Parameters gathered for the forward and backward of every
+      // micro-batch, behind the whole step's compute.
+      exposedTraffic +=
+          2.0 * microBatches *
+          getBestCollective(CollectiveKind::AllGather,
+                            elements * graph.getGradientCommunicationBytes(),
+                            mesh.getGroup(kDataAxis), cluster)
+              .time;
+      window = microBatches * plan.computeTime;
+    }
+    plan.exposedGradientSyncTime = std::max(0.0, exposedTraffic - window);
+    // The optimizer reads and writes each local element's state once.
+    double optimizerBytes =
+        2.0 * elements / (z >= 1 ? d : 1) *
+        (graph.getParameterBytes() + graph.getGradientBytes() +
+         graph.getOptimizerBytes());
+    result.optimizerTime = std::max(
+        result.optimizerTime,
+        getRooflineEstimate(0.0, optimizerBytes, NumericType::F32, cluster)
+            .time);
+    if (plan.memory.getTotal() > result.peakMemory) {
+      result.peakMemory = plan.memory.getTotal();
+      result.peakBreakdown = plan.memory;
+      result.peakStage = stage;
+    }
+    result.stages.push_back(plan);
+    first = end;
+  }
+  double pipelined =
+      getPipelineTime(variant.schedule, p, microBatches, slowest, 0.0,
+                      variant.chunks);
+  result.bubbleTime = pipelined - microBatches * slowest;
+  double exposed = 0.0;
+  for (const StagePlan &stage : result.stages)
+    exposed = std::max(exposed,
+                       stage.exposedGradientSyncTime + stage.perStepTime);
+  result.stepTime = pipelined + exposed + result.optimizerTime;
+  result.feasible = true;
+  return result;
+}
+
+FailureOr<Plan> Search::run(std::string &error) {
+  auto start = std::chrono::steady_clock::now();
+  int64_t n = options.devices;
+  int64_t batch = graph.getStepBatchSize();
+  // A step built with K micro-batches fixes the plan's count at K: one
+  // micro-batching, not the step's inside the planner's.
+  int64_t stepMicroBatches = graph.getStepMicroBatches();
+  unsigned segments = segmentation.getSegments().size();
+  // Does the data axis ever need a collective inside the step? Only when
+  // some op touching the batch cannot split it.
+  for (Operation *op : graph.getForwardOps())
+    for (Value operand : op->getOperands())
+      if (graph.getBatchDim(operand) >= 0 && graph.getBatchFactor(op) < 0 &&
+          op->getNumResults() && graph.getBatchDim(op->getResult(0)) < 0)
+        dataAxisMatters = true;
+
+  int64_t fixedProduct = 1;
+  for (int64_t degree : {options.dataParallel, options.tensorParallel,
+                         options.pipelineParallel})
+    if (degree > 0)
+      fixedProduct *= degree;
+  if (n % fixedProduct != 0 ||
+      (options.dataParallel > 0 && options.tensorParallel > 0 &&
+       options.pipelineParallel > 0 && fixedProduct != n)) {
+    error = "--dp/--tp/--pp ask for " + std::to_string(fixedProduct) +
+            " devices in all (or a divisor), but the mesh has " +
+            std::to_string(n);
+    return failure();
+  }
+  if (options.pipelineParallel > int64_t(segments)) {
+    error = "--pp=" + std::to_string(options.pipelineParallel) +
+            " is more stages than the model has layer segments (" +
+            std::to_string(segments) + ")";
+    return failure();
+  }
+  if (options.dataParallel > 0 &&
+      graph.getBatchSize() % options.dataParallel != 0) {
+    error = "--dp=" + std::to_string(options.dataParallel) +
+            " does not divide the batch of " +
+            std::to_string(graph.getBatchSize()) +
+            (stepMicroBatches > 1
+                 ? " samples per micro-batch (the step accumulates " +
+                       std::to_string(stepMicroBatches) + ")"
+                 : std::string());
+    return failure();
+  }
+
+  const SmallVector<PipelineVariant> singleStage = {
+      {PipelineSchedule::OneFOneB, 1, false, 0},
+      {PipelineSchedule::OneFOneB, 1, false, 1},
+      {PipelineSchedule::OneFOneB, 1, false, 2},
+      {PipelineSchedule::OneFOneB, 1, false, 3},
+      {PipelineSchedule::OneFOneB, 1, true, 0},
+      {PipelineSchedule::OneFOneB, 1, true, 1},
+      {PipelineSchedule::OneFOneB, 1, true, 2},
+      {PipelineSchedule::OneFOneB, 1, true, 3}};
+
+  std::optional<Plan> best;
+  StageFit leastShort;
+  std::string leastShortConfig;
+  leastShort.peakMemory = std::numeric_limits<double>::infinity();
+  int64_t configurations = 0;
+  std::string firstConflict;
+  for (int64_t pp : getDivisors(n)) {
+    if (pp > int64_t(segments) ||
+        (options.pipelineParallel > 0 && pp != options.pipelineParallel))
+      continue;
+    for (int64_t tp : getDivisors(n / pp)) {
+      if (options.tensorParallel > 0 && tp != options.tensorParallel)
+        continue;
+      if (options.tensorParallel == 0 && !options.tensorParallelAcrossNodes &&
+          tp > cluster.devicesPerNode)
+        continue;
+      int64_t dp = n / pp / tp;
+      if ((options.dataParallel > 0 && dp != options.dataParallel) ||
+          graph.getBatchSize() % dp != 0)
+        continue;
+      StageMesh mesh(pp, dp, tp, cluster);
+      for (int64_t microBatch : getDivisors(batch / dp)) {
+        int64_t microBatches = batch / dp / microBatch;
+        // Micro-batches of powers of two up to 64 samples per replica (and
+        // the whole replica batch): larger ones only add memory to ops
+        // that scale linearly with the batch.
+        bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
+        if (stepMicroBatches > 1 ? microBatches != stepMicroBatches
+                                 : microBatch > 64 ||
+                                       (!powerOfTwo && microBatches > 1))
+          continue;
+        ShardingSpace space(graph, segmentation, mesh, microBatch,
+                            backwardFactor, options.exposedTensorComm,
+                            options.constraints);
+        if (!space.getConflict().empty()) {
+          if (firstConflict.empty())
+            firstConflict = space.getConflict().str();
+          continue;
+        }
+        bool solverFailed = false;
+        ArrayRef<SmallVector<unsigned>> choices =
+            getChoices(space, tp, dp, microBatch, error, solverFailed);
+        if (solverFailed)
+          return failure();
+        SmallVector<PipelineVariant> variants;
+        if (pp == 1) {
+          variants = singleStage;
+        } else {
+          for (bool recompute : {false, true})
+            for (int z = 0; z <= 3; ++z) {
+              variants.push_back(
+                  {PipelineSchedule::OneFOneB, 1, recompute, z});
+              variants.push_back({PipelineSchedule::GPipe, 1, recompute, z});
+              for (int64_t v : {2, 4})
+                if (microBatches % pp == 0 &&
+                    int64_t(segments) >= pp * v)
+                  variants.push_back(
+                      {PipelineSchedule::Interleaved1F1B, v, recompute, z});
+            }
+        }
+        for (ArrayRef<unsigned> choice : choices) {
+          SmallVector<ShardingSpace::SegmentCost> costs =
+              space.evaluate(choice);
+          for (const PipelineVariant &variant : variants) {
+            if (dp == 1 && variant.zeroStage > 0)
+              continue;
+            ++configurations;
+            SmallVector<SegmentPlan> segments =
+                getSegmentPlans(costs, mesh, variant);
+            // Pipelines that cannot beat the best plan need no stages.
+            if (best && getStepTimeLowerBound(segments, mesh, microBatches,
+                                              variant) >= best->stepTime)
+              continue;
+            StageFit fitted =
+                fit(costs, segments, mesh, microBatches, variant, false);
+            if (!fitted.feasible) {
+              if (fitted.peakMemory < leastShort.peakMemory) {
+                leastShort = fitted;
+                leastShortConfig =
+                    "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
+                    " pp=" + std::to_string(pp) +
+                    " micro-batch=" + std::to_string(microBatch) +
+                    (variant.recompute ? " with recomputation" : "") +
+                    " ZeRO-" + std::to_string(variant.zeroStage);
+              }
+              continue;
+            }
+            if (best && fitted.stepTime >= best->stepTime * (1 - 1e-9))
+              continue;
+            Plan plan;
+            plan.dataParallel = dp;
+            plan.tensorParallel = tp;
+            plan.pipelineParallel = pp;
+            plan.microBatchSize = microBatch;
+            plan.microBatches = microBatches;
+            plan.schedule = variant.schedule;
+            plan.chunks = variant.chunks;
+            plan.recompute = variant.recompute;
+            plan.zeroStage = variant.zeroStage;
+            plan.stages = fitted.stages;
+            plan.segments = std::move(segments);
+            plan.stepTime = fitted.stepTime;
+            plan.bubbleTime = fitted.bubbleTime;
+            plan.pipelineSendTime = fitted.sendTime;
+            plan.optimizerTime = fitted.optimizerTime;
+            plan.samplesPerSecond = batch / fitted.stepTime;
+            plan.modelFlops = modelFlops;
+            // Each op's peak is its own element type's; MFU is against the
+            // peak of the type most FLOPs run in, as papers report it.
+            plan.memoryLimit = memoryLimit;
+            for (Operation *op : graph.getForwardOps())
+              if (std::optional<unsigned> node =
+                      space.getNode(segmentation.getRepresentative(op))) {
+                const ShardingSpace::Strategy &strategy =
+                    space.getStrategies(*node)[choice[*node]];
+                plan.results[op] = SmallVector<TensorSharding, 1>(
+                    llvm::ArrayRef(strategy.results));
+                plan.operands[op] = strategy.operands;
+              }
+            for (BlockArgument arg :
+                 graph.getFunction().getArguments())
+              if (graph.isParameter(arg))
+                if (std::optional<unsigned> node =
+                        space.getNode(segmentation.getRepresentative(
+                            Value(arg))))
+                  plan.parameters[arg] =
+                      space.getStrategies(*node)[choice[*node]]
+                          .results.front();
+            best = std::move(plan);
+          }
+        }
+      }
+    }
+  }
+  if (!best) {
+    if (configurations == 0 && !firstConflict.empty()) {
+      error = "no configuration gives the shardings fixed in the IR: " +
+              firstConflict;
+      return failure();
+    }
+    if (configurations == 0) {
+      error = "no way to split " + std::to_string(n) +
+              " devices matches the request (the batch of " +
+              std::to_string(batch) +
+              " must divide over data parallelism, pipeline stages need a "
+              "layer segment each, tensor parallelism stays within a node "
+              "of " +
+              std::to_string(cluster.devicesPerNode) + " devices)";
+      return failure();
+    }
+    const MemoryBreakdown &m = leastShort.peakBreakdown;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "no plan fits in " << llvm::format("%.2f", memoryLimit / kGiB)
+       << " GiB per device: the leanest (" << leastShortConfig
+       << ") needs " << llvm::format("%.2f", leastShort.peakMemory / kGiB)
+       << " GiB on stage " << leastShort.peakStage << ", "
+       << llvm::format("%.2f", (leastShort.peakMemory - memoryLimit) / kGiB)
+       << " GiB short (parameters "
+       << llvm::format("%.2f", m.parameters / kGiB) << ", gradients "
+       << llvm::format("%.2f", m.gradients / kGiB) << ", optimizer state "
+       << llvm::format("%.2f", m.optimizerState / kGiB) << ", activations "
+       << llvm::format("%.2f", m.activations / kGiB) << " GiB)";
+    error = os.str();
+    return failure();
+  }
+  best->configurations = configurations;
+  best->integerPrograms = integerPrograms;
+  best->allOptimal = allOptimal;
+  // MFU against the dense peak of the type the matmuls run in.
+  NumericType type = NumericType::F32;
+  for (Operation *op : graph.getForwardOps())
+    if (isa<CostOpInterface>(op) && op->getNumResults()) {
+      NumericType t = getNumericTypeOf(op->getResult(0).getType());
+      if (t == NumericType::BF16 || t == NumericType::F16)
+        type = t;
+    }
+  best->mfu = getMfu(modelFlops, best->stepTime, n,
+                     cluster.device.getPeakFlops(type));
+  best->planningSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return *best;
+}
+
+FailureOr<Plan> mlir::dpc::planTraining(const TrainingGraph &graph,
+                                        const LayerSegmentation &segmentation,
+                                        const PlannerOptions &options,
+                                        std::string &error) {
+  Search search(graph, segmentation, options);
+  return search.run(error);
+}

@@ -1,0 +1,541 @@
+//===- ShardingCompletion.cpp - Shardings the plan implies ---------------===//
+
+#include "dpc/Transforms/Planning/ShardingCompletion.h"
+#include "dpc/Analysis/CostModel/ComputeCost.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
+#include "dpc/Transforms/Planning/ShardingSpace.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+/// The shardings and stages known so far, and how to extend them.
+class Completion {
+public:
+  Completion(const PlanLayout &plan, const Cluster &cluster)
+      : plan(plan), cluster(cluster),
+        mesh(plan.pipelineParallel, plan.dataParallel, plan.tensorParallel,
+             cluster) {}
+
+  /// Reads what annotatePlan wrote on `graph`'s function: its arguments
+  /// and forward ops.
+  void readPlanned(const TrainingGraph &graph);
+  /// Chooses a sharding for every op of `func` that has none yet, in
+  /// program order.
+  void complete(func::FuncOp func);
+  /// Writes the sharding (and stage) of every value of `func`.
+  void write(func::FuncOp func);
+
+  /// Seeds `value`.
+  void set(Value value, const TensorSharding &sharding,
+           std::optional<int64_t> stage) {
+    TensorSharding &stored = shardings[value] = sharding;
+    // A sum pending over one device is complete.
+    for (StageAxis axis : {kDataAxis, kTensorAxis})
+      if (mesh.getAxisSize(axis) == 1)
+        stored.clearPartial(axis);
+    if (stage)
+      addStage(value, *stage);
+  }
+  const TensorSharding *lookup(Value value) const {
+    auto it = shardings.find(value);
+    return it == shardings.end() ? nullptr : &it->second;
+  }
+  /// The first stage that holds `value`.
+  std::optional<int64_t> getStage(Value value) const {
+    auto it = stages.find(value);
+    if (it == stages.end() || it->second.empty())
+      return std::nullopt;
+    return it->second.front();
+  }
+  /// Asks that `value` be made with the dimensions of `sharding` (a
+  /// gradient, laid out as its parameter).
+  void want(Value value, const TensorSharding &sharding,
+            std::optional<int64_t> stage) {
+    wanted[value] = sharding;
+    if (stage)
+      wantedStages[value] = *stage;
+  }
+  /// `sharding` split over the data axis along its first whole dimension
+  /// that the data-parallel degree divides (ZeRO's partition), if any.
+  TensorSharding splitOverData(TensorSharding sharding, Type type) const;
+
+private:
+  struct Choice {
+    SmallVector<TensorSharding, 3> operands, results;
+    /// Seconds of resharding the operands, operands not taken as they
+    /// lie, and seconds of compute per device.
+    double reshardTime = std::numeric_limits<double>::infinity();
+    int mismatches = 0;
+    /// Results laid out otherwise than they must leave the function.
+    int wrongResults = std::numeric_limits<int>::max();
+    double computeTime = 0.0;
+  };
+  void choose(Operation *op);
+  /// The stage that already holds the most operands (the earliest of
+  /// equals): a backward op runs where the forward values it reads are,
+  /// and a gradient crosses to the stage before. Ops on constants and
+  /// hyperparameters alone run on every stage (none).
+  std::optional<int64_t> pickStage(Operation *op) const;
+  void evaluate(Operation *op, Choice &choice) const;
+  /// Records that `stage` holds `value`.
+  void addStage(Value value, int64_t stage) {
+    SmallVector<int64_t, 2> &held = stages[value];
+    auto it = llvm::lower_bound(held, stage);
+    if (it == held.end() || *it != stage)
+      held.insert(it, stage);
+  }
+
+  const PlanLayout &plan;
+  const Cluster &cluster;
+  StageMesh mesh;
+  llvm::DenseMap<Value, TensorSharding> shardings;
+  /// The stages that hold each value, ascending: where it is made and,
+  /// for a forward value, every stage whose forward ops read it (it was
+  /// sent there).
+  llvm::DenseMap<Value, SmallVector<int64_t, 2>> stages;
+  llvm::DenseSet<Operation *> planned;
+  llvm::DenseMap<Value, TensorSharding> wanted;
+  /// The stage a value must leave from (a gradient: its parameter's).
+  llvm::DenseMap<Value, int64_t> wantedStages;
+  /// The stage each completed op runs on (none: every stage).
+  llvm::DenseMap<Operation *, std::optional<int64_t>> opStages;
+  /// The layouts each completed op takes its operands in.
+  llvm::DenseMap<Operation *, SmallVector<TensorSharding, 3>> opOperands;
+};
+
+} // namespace
+
+static TensorSharding replicatedLike(Value value) {
+  return TensorSharding::replicated(
+      cast<ShapedType>(value.getType()).getRank());
+}
+
+static bool isConstant(Value value) {
+  return value.getDefiningOp() && matchPattern(value, m_Constant());
+}
+
+/// What the plan wrote for `value` (ShardingConstraints already checked
+/// that the planner can read it).
+static TensorSharding readOrReplicate(Attribute attr, Value value) {
+  std::string error;
+  if (auto sharding = dyn_cast_or_null<ShardingAttr>(attr))
+    if (FailureOr<TensorSharding> planned = getTensorSharding(sharding, error);
+        succeeded(planned))
+      return *planned;
+  return replicatedLike(value);
+}
+
+void Completion::readPlanned(const TrainingGraph &graph) {
+  func::FuncOp func = graph.getFunction();
+  for (BlockArgument arg : func.getArguments())
+    shardings[arg] = readOrReplicate(
+        func.getArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName),
+        arg);
+  for (Operation *op : graph.getForwardOps()) {
+    auto attrs = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);
+    auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
+    if (!attrs || !stage || attrs.size() != op->getNumResults())
+      continue;
+    planned.insert(op);
+    for (auto [attr, result] : llvm::zip_equal(attrs, op->getResults())) {
+      shardings[result] = readOrReplicate(attr, result);
+      addStage(result, stage.getInt());
+    }
+  }
+  // A value the forward pass reads on another stage was sent there.
+  for (Operation *op : graph.getForwardOps())
+    if (auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName))
+      for (Value operand : op->getOperands())
+        addStage(operand, stage.getInt());
+}
+
+TensorSharding Completion::splitOverData(TensorSharding sharding,
+                                         Type type) const {
+  int64_t d = plan.dataParallel;
+  if (d == 1 || sharding.getSplitDim(kDataAxis) >= 0)
+    return sharding;
+  ArrayRef<int64_t> shape = cast<ShapedType>(type).getShape();
+  for (auto [dim, axes] : llvm::enumerate(sharding.dims)) {
+    int64_t local = shape[dim] / (axes & kTensorAxis ? plan.tensorParallel : 1);
+    if (local % d == 0) {
+      axes |= kDataAxis;
+      return sharding;
+    }
+  }
+  return sharding;
+}
+
+/// Prices `choice` for `op`: the resharding of every operand from where it
+/// lies, and the op's compute on its share.
+void Completion::evaluate(Operation *op, Choice &choice) const {
+  double reshardTime = 0.0;
+  int mismatches = 0;
+  for (auto [operand, wanted] :
+       llvm::zip_equal(op->getOperands(), choice.operands)) {
+    const TensorSharding *have = lookup(operand);
+    if (!have || isConstant(operand))
+      continue;
+    if (!(*have == wanted))
+      ++mismatches;
+    reshardTime += getReshardingTime(getSizeInBytes(operand.getType()), *have,
+                                     wanted, mesh);
+  }
+  int64_t shards = 1;
+  for (const TensorSharding &result : choice.results)
+    shards = std::max(shards, result.getShards(mesh));
+  choice.reshardTime = reshardTime;
+  choice.mismatches = mismatches;
+  choice.wrongResults = 0;
+  for (auto [result, sharding] :
+       llvm::zip_equal(op->getResults(), choice.results))
+    if (auto it = wanted.find(result);
+        it != wanted.end() && it->second.dims != sharding.dims)
+      ++choice.wrongResults;
+  choice.computeTime = getOpComputeEstimate(op, cluster, double(shards)).time;
+}
+
+/// Whether `a` beats `b`: less resharding, then operands kept as they lie
+/// (a free slice now is a gather later, when the value must be whole
+/// again), then less compute.
+static bool isBetter(double reshardA, int mismatchesA, double computeA,
+                     double reshardB, int mismatchesB, double computeB) {
+  auto less = [](double x, double y) { return x < y * (1 - 1e-9) - 1e-15; };
+  if (less(reshardA, reshardB) || less(reshardB, reshardA))
+    return less(reshardA, reshardB);
+  if (mismatchesA != mismatchesB)
+    return mismatchesA < mismatchesB;
+  return less(computeA, computeB);
+}
+
+void Completion::choose(Operation *op) {
+  Choice best;
+  auto consider = [&](Choice candidate) {
+    evaluate(op, candidate);
+    if (candidate.wrongResults < best.wrongResults ||
+        (candidate.wrongResults == best.wrongResults &&
+         isBetter(candidate.reshardTime, candidate.mismatches,
+                  candidate.computeTime, best.reshardTime, best.mismatches,
+                  best.computeTime)))
+      best = std::move(candidate);
+  };
+
+  auto shardable = dyn_cast<ShardableOpInterface>(op);
+  if (!shardable) {
+    // No rule: the whole op on every device.
+    Choice whole;
+    for (Value operand : op->getOperands())
+      whole.operands.push_back(replicatedLike(operand));
+    for (Value result : op->getResults())
+      whole.results.push_back(replicatedLike(result));
+    consider(std::move(whole));
+  } else {
+    ShardingRule rule = shardable.getShardingRule();
+    int64_t d = plan.dataParallel, t = plan.tensorParallel;
+    auto splittable = [&](int64_t factor, int64_t ways) {
+      return rule.getFactorKind(factor) != FactorKind::NeedReplication &&
+             rule.getFactorSize(factor) % ways == 0;
+    };
+
+    for (int64_t dataFactor = -1; dataFactor < rule.getNumFactors();
+         ++dataFactor) {
+      if (dataFactor >= 0 && !splittable(dataFactor, d))
+        continue;
+      for (int64_t tensorFactor = -1; tensorFactor < rule.getNumFactors();
+           ++tensorFactor) {
+        // One factor may take both axes (the batch over dp+tp).
+        if (tensorFactor >= 0 &&
+            !splittable(tensorFactor, tensorFactor == dataFactor ? d * t : t))
+          continue;
+        Choice candidate;
+        for (unsigned i = 0; i < rule.getNumOperands(); ++i)
+          candidate.operands.push_back(getFactorSharding(
+              rule, rule.getOperandFactors(i), dataFactor, tensorFactor,
+              /*isResult=*/false));
+        for (unsigned j = 0; j < rule.getNumResults(); ++j)
+          candidate.results.push_back(getFactorSharding(
+              rule, rule.getResultFactors(j), dataFactor, tensorFactor,
+              /*isResult=*/true));
+        consider(std::move(candidate));
+      }
+    }
+  }
+
+  std::optional<int64_t> stage = pickStage(op);
+  opStages[op] = stage;
+  opOperands[op] = best.operands;
+  for (auto [result, sharding] :
+       llvm::zip_equal(op->getResults(), best.results))
+    set(result, sharding, stage);
+}
+
+std::optional<int64_t> Completion::pickStage(Operation *op) const {
+  std::optional<int64_t> stage;
+  llvm::SmallDenseMap<int64_t, int> held;
+  for (Value operand : op->getOperands())
+    if (!isConstant(operand))
+      if (auto it = stages.find(operand); it != stages.end())
+        for (int64_t s : it->second)
+          ++held[s];
+  // Among stages that hold as many operands, the earliest.
+  for (auto [s, count] : held)
+    if (!stage || count > held.lookup(*stage) ||
+        (count == held.lookup(*stage) && s < *stage))
+      stage = s;
+  return stage;
+}
+
+void Completion::complete(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    if (planned.contains(op) || op->getNumResults() == 0 ||
+        op->hasTrait<mlir::OpTrait::IsTerminator>() || isa<func::CallOp>(op))
+      return;
+    if (!llvm::all_of(op->getResultTypes(), llvm::IsaPred<ShapedType>))
+      return;
+    ops.push_back(op);
+  });
+  for (Operation *op : ops)
+    choose(op);
+  if (plan.pipelineParallel == 1)
+    return;
+  // Second pass over the stages: a value is also held where its users
+  // run, so that an op on a gradient sent back across a stage boundary
+  // (a bias gradient's reduction) runs on the stage before, with the
+  // layer it belongs to.
+  llvm::DenseMap<Value, SmallVector<int64_t, 2>> sentTo;
+  for (Operation *op : ops)
+    if (std::optional<int64_t> stage = opStages.lookup(op))
+      for (Value operand : op->getOperands())
+        if (!isConstant(operand)) {
+          addStage(operand, *stage);
+          sentTo[operand].push_back(*stage);
+        }
+  // Ops that only feed gradients of parameters on one stage (a weight
+  // gradient's contraction, a bias gradient's reduction, their casts) run
+  // on that stage, where the parameter and its optimizer state live; their
+  // operands are sent there.
+  llvm::DenseMap<Operation *, int64_t> pinned;
+  for (Operation *op : llvm::reverse(ops)) {
+    std::optional<int64_t> only;
+    bool consistent = true;
+    auto require = [&](std::optional<int64_t> s) {
+      if (!s || (only && *only != *s))
+        consistent = false;
+      else
+        only = s;
+    };
+    for (Value result : op->getResults())
+      for (OpOperand &use : result.getUses()) {
+        Operation *user = use.getOwner();
+        if (user->hasTrait<mlir::OpTrait::IsTerminator>()) {
+          auto it = wantedStages.find(result);
+          require(it == wantedStages.end() ? std::nullopt
+                                           : std::optional(it->second));
+        } else {
+          auto it = pinned.find(user);
+          require(it == pinned.end() ? std::nullopt
+                                     : std::optional(it->second));
+        }
+      }
+    if (consistent && only)
+      pinned[op] = *only;
+  }
+  for (Operation *op : ops) {
+    std::optional<int64_t> stage;
+    if (auto it = pinned.find(op); it != pinned.end())
+      stage = it->second;
+    else
+      stage = pickStage(op);
+    opStages[op] = stage;
+    for (Value result : op->getResults()) {
+      stages.erase(result);
+      if (stage)
+        addStage(result, *stage);
+      for (int64_t s : sentTo.lookup(result))
+        addStage(result, s);
+    }
+  }
+}
+
+void Completion::write(func::FuncOp func) {
+  MLIRContext *context = func.getContext();
+  Builder builder(context);
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() == 0 || planned.contains(op))
+      return;
+    SmallVector<TensorSharding> results;
+    for (Value result : op->getResults()) {
+      const TensorSharding *sharding = lookup(result);
+      if (!sharding)
+        return;
+      results.push_back(*sharding);
+    }
+    op->setAttr(DpcDialect::kShardingAttrName,
+                getShardingArrayAttr(context, results));
+    if (auto it = opOperands.find(op); it != opOperands.end())
+      op->setAttr(DpcDialect::kOperandShardingsAttrName,
+                  getShardingArrayAttr(context, it->second));
+    if (std::optional<int64_t> stage = opStages.lookup(op))
+      op->setAttr(DpcDialect::kStageAttrName,
+                  builder.getI64IntegerAttr(*stage));
+    else
+      op->removeAttr(DpcDialect::kStageAttrName);
+  });
+  for (BlockArgument arg : func.getArguments())
+    if (const TensorSharding *sharding = lookup(arg))
+      func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
+                      getShardingAttr(context, *sharding));
+  Operation *terminator = func.getBody().back().getTerminator();
+  for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
+    if (const TensorSharding *sharding = lookup(value))
+      func.setResultAttr(i, DpcDialect::kShardingAttrName,
+                         getShardingAttr(context, *sharding));
+}
+
+FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
+  auto mesh = module.lookupSymbol<MeshOp>(kPlanMeshName);
+  auto fields = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+  if (!mesh || !fields)
+    return module.emitError("the module has no plan (dpc.mesh @plan and "
+                            "dpc.plan): run -dpc-plan first");
+  PlanLayout layout;
+  for (auto [field, name] : {std::pair(&layout.pipelineParallel,
+                                       kStageAxisName),
+                             std::pair(&layout.dataParallel, kDataAxisName),
+                             std::pair(&layout.tensorParallel,
+                                       kTensorAxisName)}) {
+    std::optional<int64_t> size = mesh.getAxisSize(name);
+    if (!size)
+      return mesh.emitOpError("has no axis '") << name << "' of a plan";
+    *field = *size;
+  }
+  auto zero = fields.getAs<IntegerAttr>("zero_stage");
+  auto cluster = fields.getAs<StringAttr>("cluster");
+  if (!zero || !cluster)
+    return module.emitError("dpc.plan lacks its zero_stage or cluster");
+  layout.zeroStage = zero.getInt();
+  layout.cluster = cluster.getValue().str();
+  return layout;
+}
+
+void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
+                                  const TrainingGraph &graph,
+                                  const Cluster &cluster) {
+  func::FuncOp forwardBackward = graph.getFunction();
+  Completion backward(plan, cluster);
+  backward.readPlanned(graph);
+  // Gradients leave laid out as their parameters, so that reducing them
+  // is the only communication left to the step.
+  Operation *returned = forwardBackward.getBody().back().getTerminator();
+  for (auto [i, value] : llvm::enumerate(returned->getOperands()))
+    if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
+            i, DpcDialect::kGradAttrName))
+      for (BlockArgument arg : forwardBackward.getArguments())
+        if (forwardBackward.getArgAttr(arg.getArgNumber(),
+                                       DpcDialect::kParamAttrName) == param)
+          backward.want(value, *backward.lookup(arg), backward.getStage(arg));
+  backward.complete(forwardBackward);
+  backward.write(forwardBackward);
+
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!trainStep)
+    return;
+  // What @train_step's arguments hold, by the names @forward_backward
+  // gives them.
+  llvm::StringMap<TensorSharding> paramShardings, inputShardings;
+  llvm::StringMap<int64_t> paramStages;
+  for (BlockArgument arg : forwardBackward.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    TensorSharding sharding = *backward.lookup(arg);
+    if (auto name = forwardBackward.getArgAttrOfType<StringAttr>(
+            i, DpcDialect::kParamAttrName)) {
+      paramShardings[name] = sharding;
+      if (std::optional<int64_t> stage = backward.getStage(arg))
+        paramStages[name] = *stage;
+    } else if (auto name = forwardBackward.getArgAttrOfType<StringAttr>(
+                   i, DpcDialect::kInputAttrName)) {
+      inputShardings[name] = sharding;
+    }
+  }
+  Completion step(plan, cluster);
+  auto paramSharding = [&](StringRef name, Value value) {
+    auto it = paramShardings.find(name);
+    TensorSharding sharding =
+        it == paramShardings.end() ? replicatedLike(value) : it->second;
+    return plan.zeroStage >= 3 ? step.splitOverData(sharding, value.getType())
+                               : sharding;
+  };
+  auto stageOf = [&](StringRef name) -> std::optional<int64_t> {
+    auto it = paramStages.find(name);
+    return it == paramStages.end() ? std::nullopt : std::optional(it->second);
+  };
+  // Arguments and results of @train_step pair up by their names.
+  auto classify =
+      [&](DictionaryAttr attrs,
+          Value value) -> std::pair<TensorSharding, std::optional<int64_t>> {
+    if (!attrs)
+      return {replicatedLike(value), std::nullopt};
+    if (auto name = attrs.getAs<StringAttr>(DpcDialect::kParamAttrName))
+      return {paramSharding(name, value), stageOf(name)};
+    if (auto slot = attrs.getAs<StringAttr>(DpcDialect::kOptStateAttrName)) {
+      StringRef param = slot.getValue().rsplit(':').first;
+      TensorSharding sharding = paramSharding(param, value);
+      if (plan.zeroStage >= 1)
+        sharding = step.splitOverData(sharding, value.getType());
+      return {sharding, stageOf(param)};
+    }
+    if (auto name = attrs.getAs<StringAttr>(DpcDialect::kInputAttrName))
+      if (auto it = inputShardings.find(name); it != inputShardings.end())
+        return {it->second, std::nullopt};
+    return {replicatedLike(value), std::nullopt};
+  };
+  for (BlockArgument arg : trainStep.getArguments()) {
+    auto [sharding, stage] =
+        classify(trainStep.getArgAttrDict(arg.getArgNumber()), arg);
+    step.set(arg, sharding, stage);
+  }
+  // The step's gradients arrive reduced over the data axis: whole on each
+  // replica, or reduce-scattered under ZeRO-2/3.
+  trainStep.walk([&](func::CallOp call) {
+    if (call.getCallee() != forwardBackward.getSymName())
+      return;
+    for (auto [i, result] : llvm::enumerate(call.getResults())) {
+      TensorSharding sharding = *backward.lookup(
+          forwardBackward.getBody().back().getTerminator()->getOperand(i));
+      sharding.clearPartial(kDataAxis);
+      sharding.clearPartial(kTensorAxis);
+      std::optional<int64_t> stage;
+      if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
+              i, DpcDialect::kGradAttrName)) {
+        stage = stageOf(param);
+        if (plan.zeroStage >= 2)
+          sharding = step.splitOverData(sharding, result.getType());
+      }
+      step.set(result, sharding, stage);
+    }
+  });
+  step.complete(trainStep);
+  step.write(trainStep);
+  // What a result promises is what the next step's argument expects.
+  Builder builder(module.getContext());
+  for (unsigned i = 0; i < trainStep.getNumResults(); ++i) {
+    Value value = trainStep.getBody().back().getTerminator()->getOperand(i);
+    if (DictionaryAttr attrs = trainStep.getResultAttrDict(i);
+        attrs && (attrs.get(DpcDialect::kParamAttrName) ||
+                  attrs.get(DpcDialect::kOptStateAttrName)))
+      trainStep.setResultAttr(
+          i, DpcDialect::kShardingAttrName,
+          getShardingAttr(module.getContext(), classify(attrs, value).first));
+  }
+}

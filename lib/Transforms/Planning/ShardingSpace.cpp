@@ -1,0 +1,394 @@
+//===- ShardingSpace.cpp - Strategies, their costs and the problem --------===//
+
+#include "dpc/Transforms/Planning/ShardingSpace.h"
+#include "dpc/Analysis/CostModel/ComputeCost.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+
+#include "mlir/IR/Matchers.h"
+
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+static bool isConstant(Value value) {
+  return value.getDefiningOp() && matchPattern(value, m_Constant());
+}
+
+TensorSharding mlir::dpc::getFactorSharding(const ShardingRule &rule,
+                                            ArrayRef<int64_t> factors,
+                                            int64_t dataFactor,
+                                            int64_t tensorFactor,
+                                            bool isResult) {
+  TensorSharding sharding = TensorSharding::replicated(factors.size());
+  for (auto [dim, factor] : llvm::enumerate(factors)) {
+    if (factor == ShardingRule::kNoFactor)
+      continue;
+    if (factor == dataFactor)
+      sharding.dims[dim] |= kDataAxis;
+    if (factor == tensorFactor)
+      sharding.dims[dim] |= kTensorAxis;
+  }
+  if (isResult)
+    for (auto [factor, axis] : {std::pair(dataFactor, kDataAxis),
+                                std::pair(tensorFactor, kTensorAxis)})
+      if (factor >= 0 && rule.getFactorKind(factor) == FactorKind::Reduction &&
+          !llvm::is_contained(factors, factor))
+        sharding.setPartial(axis, rule.getFactorReduction(factor));
+  return sharding;
+}
+
+ShardingSpace::ShardingSpace(const TrainingGraph &graph,
+                             const LayerSegmentation &segmentation,
+                             const StageMesh &mesh, int64_t microBatchSize,
+                             double backwardFactor, double exposedTensorComm,
+                             const ShardingConstraints *constraints)
+    : graph(graph), segmentation(segmentation), mesh(mesh),
+      microBatchSize(microBatchSize), backwardFactor(backwardFactor),
+      exposedTensorComm(exposedTensorComm), constraints(constraints) {
+  batchScale = double(microBatchSize * mesh.getDataParallel()) /
+               double(graph.getBatchSize());
+
+  // How many ops (parameters) each representative stands for.
+  llvm::MapVector<Operation *, double> opWeights;
+  llvm::MapVector<Value, double> paramWeights;
+  for (Operation *op : graph.getForwardOps()) {
+    if (matchPattern(op, m_Constant()))
+      continue;
+    opWeights[segmentation.getRepresentative(op)] += 1;
+    for (Value operand : op->getOperands())
+      if (graph.isParameter(operand) && !paramWeights.contains(operand))
+        paramWeights[operand] = 0;
+  }
+  for (auto &[param, weight] : paramWeights)
+    paramWeights[segmentation.getRepresentative(param)] += 1;
+  for (auto &[param, weight] : paramWeights)
+    if (weight > 0)
+      addParameterNode(param, weight);
+  for (auto &[op, weight] : opWeights)
+    addOpNode(op, weight);
+
+  // Edges, merged over repeats: (from, result, to, operand) -> count.
+  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>,
+           std::pair<double, Value>>
+      edges;
+  for (Operation *op : graph.getForwardOps()) {
+    if (matchPattern(op, m_Constant()))
+      continue;
+    unsigned to = *getNode(segmentation.getRepresentative(op));
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (isConstant(operand))
+        continue;
+      unsigned from, result = 0;
+      if (Operation *def = operand.getDefiningOp()) {
+        from = *getNode(segmentation.getRepresentative(def));
+        result = cast<OpResult>(operand).getResultNumber();
+      } else if (graph.isParameter(operand)) {
+        from = *getNode(segmentation.getRepresentative(operand));
+      } else {
+        std::optional<unsigned> node = getNode(operand);
+        from = node ? *node : addFixedNode(operand);
+      }
+      auto &entry = edges[{from, result, to, unsigned(i)}];
+      entry.first += 1;
+      entry.second = operand;
+    }
+  }
+  for (auto &[key, entry] : edges) {
+    auto [from, result, to, operand] = key;
+    SmallVector<double> cost;
+    for (const Strategy &a : strategies[from])
+      for (const Strategy &b : strategies[to])
+        cost.push_back(getEdgeTime(entry.second, a.results[result],
+                                   b.operands[operand],
+                                   /*tensorAxisOnly=*/true));
+    problem.addEdge(from, to, std::move(cost), entry.first);
+  }
+}
+
+double ShardingSpace::getValueBytes(Value value) const {
+  double bytes = getSizeInBytes(value.getType());
+  return graph.getBatchDim(value) >= 0 ? bytes * batchScale : bytes;
+}
+
+double ShardingSpace::getEdgeTime(Value value, const TensorSharding &from,
+                                  const TensorSharding &to,
+                                  bool tensorAxisOnly) const {
+  double bytes = getValueBytes(value);
+  // The backward pass runs the dual collective on the gradient: as long.
+  double time = exposedTensorComm *
+                getReshardingTime(bytes, from, to, mesh, kTensorAxis);
+  if (!tensorAxisOnly)
+    time += getReshardingTime(bytes, from, to, mesh, kDataAxis);
+  return 2 * time;
+}
+
+/// `'dpc.matmul' at loc("model.onnx":3:1)`, or the argument's position.
+static std::string describe(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "'" << op->getName() << "' at " << op->getLoc();
+  return text;
+}
+
+static std::string describe(Value argument) {
+  auto arg = cast<BlockArgument>(argument);
+  auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  std::string text = "argument " + std::to_string(arg.getArgNumber());
+  if (auto name =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "dpc.param"))
+    text += " ('" + name.str() + "')";
+  return text;
+}
+
+void ShardingSpace::restrictTo(std::vector<Strategy> &options,
+                               ArrayRef<TensorSharding> fixed,
+                               const Twine &what) {
+  std::vector<Strategy> kept;
+  for (const Strategy &s : options)
+    if (ArrayRef<TensorSharding>(s.results) == fixed)
+      kept.push_back(s);
+  if (!kept.empty()) {
+    options = std::move(kept);
+    return;
+  }
+  if (!conflict.empty())
+    return;
+  auto join = [](ArrayRef<TensorSharding> shardings) {
+    std::string text;
+    for (const TensorSharding &sharding : shardings)
+      text += (text.empty() ? "" : ", ") + sharding.str();
+    return text;
+  };
+  conflict = "the sharding " + join(fixed) + " fixed on " + what.str() +
+             " is none of its strategies at dp=" +
+             std::to_string(mesh.getDataParallel()) +
+             " tp=" + std::to_string(mesh.getTensorParallel()) + " (";
+  for (auto [i, s] : llvm::enumerate(options))
+    conflict += (i ? "; " : "") + join(s.results);
+  conflict += ")";
+}
+
+std::optional<unsigned> ShardingSpace::getNode(Operation *op) const {
+  if (auto it = opNodes.find(op); it != opNodes.end())
+    return it->second;
+  return std::nullopt;
+}
+
+std::optional<unsigned> ShardingSpace::getNode(Value argument) const {
+  if (auto it = argNodes.find(argument); it != argNodes.end())
+    return it->second;
+  return std::nullopt;
+}
+
+unsigned ShardingSpace::addFixedNode(Value value) {
+  auto type = cast<ShapedType>(value.getType());
+  Strategy strategy;
+  TensorSharding sharding = TensorSharding::replicated(type.getRank());
+  if (int64_t dim = graph.getBatchDim(value); dim >= 0)
+    sharding.dims[dim] = kDataAxis;
+  strategy.results.push_back(sharding);
+  std::vector<Strategy> options = {strategy};
+  if (const TensorSharding *fixed =
+          constraints ? constraints->lookup(value) : nullptr)
+    restrictTo(options, *fixed, describe(value));
+  strategies.push_back(std::move(options));
+  unsigned node = problem.addNode({0.0});
+  argNodes[value] = node;
+  return node;
+}
+
+unsigned ShardingSpace::addParameterNode(Value param, double weight) {
+  auto type = cast<ShapedType>(param.getType());
+  int64_t t = mesh.getTensorParallel();
+  std::vector<Strategy> options;
+  Strategy replicated;
+  replicated.results.push_back(TensorSharding::replicated(type.getRank()));
+  replicated.parameterElements = type.getNumElements();
+  options.push_back(replicated);
+  if (t > 1)
+    for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+      if (size % t != 0)
+        continue;
+      Strategy split = replicated;
+      split.tensorFactor = dim;
+      split.results.front().dims[dim] = kTensorAxis;
+      split.parameterElements = double(type.getNumElements()) / t;
+      options.push_back(split);
+    }
+  if (const TensorSharding *fixed =
+          constraints ? constraints->lookup(param) : nullptr)
+    restrictTo(options, *fixed, describe(param));
+  SmallVector<double> time;
+  SmallVector<StrategyMemory> memory;
+  for (const Strategy &s : options) {
+    time.push_back(0.0);
+    memory.push_back(
+        {s.parameterElements * graph.getModelStateBytesPerParameter(), 0.0});
+  }
+  strategies.push_back(std::move(options));
+  unsigned node = problem.addNode(std::move(time), std::move(memory), weight);
+  argNodes[param] = node;
+  return node;
+}
+
+unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
+  const Cluster &cluster = mesh.getCluster();
+  int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
+  bool touchesBatch = graph.touchesBatch(op);
+  double scale = touchesBatch ? batchScale : 1.0;
+
+  std::vector<Strategy> options;
+  auto shardable = dyn_cast<ShardableOpInterface>(op);
+  if (!shardable) {
+    // No rule: every device runs the whole op on replicated tensors.
+    Strategy whole;
+    for (Value operand : op->getOperands())
+      whole.operands.push_back(TensorSharding::replicated(
+          cast<ShapedType>(operand.getType()).getRank()));
+    for (Value result : op->getResults())
+      whole.results.push_back(TensorSharding::replicated(
+          cast<ShapedType>(result.getType()).getRank()));
+    options.push_back(whole);
+  } else {
+    ShardingRule rule = shardable.getShardingRule();
+    int64_t batchFactor = graph.getBatchFactor(op);
+    int64_t dataFactor =
+        batchFactor >= 0 &&
+                rule.getFactorKind(batchFactor) != FactorKind::NeedReplication
+            ? batchFactor
+            : -1;
+    SmallVector<int64_t> tensorFactors = {-1};
+    if (t > 1)
+      for (int64_t f = 0; f < rule.getNumFactors(); ++f) {
+        if (rule.getFactorKind(f) == FactorKind::NeedReplication)
+          continue;
+        // Size of the factor on one data-parallel replica.
+        double size = rule.getFactorSize(f);
+        if (f == batchFactor)
+          size *= scale;
+        if (f == dataFactor)
+          size /= d;
+        int64_t whole = std::llround(size);
+        if (whole > 1 && std::abs(size - whole) < 1e-9 && whole % t == 0)
+          tensorFactors.push_back(f);
+      }
+    auto shardingOf = [&](ArrayRef<int64_t> factors, int64_t tensorFactor,
+                          bool isResult) {
+      return getFactorSharding(rule, factors, dataFactor, tensorFactor,
+                               isResult);
+    };
+    for (int64_t tensorFactor : tensorFactors) {
+      Strategy s;
+      s.dataFactor = dataFactor;
+      s.tensorFactor = tensorFactor;
+      for (unsigned i = 0; i < rule.getNumOperands(); ++i)
+        s.operands.push_back(
+            shardingOf(rule.getOperandFactors(i), tensorFactor, false));
+      for (unsigned j = 0; j < rule.getNumResults(); ++j)
+        s.results.push_back(
+            shardingOf(rule.getResultFactors(j), tensorFactor, true));
+      options.push_back(std::move(s));
+    }
+  }
+  if (const SmallVector<TensorSharding, 1> *fixed =
+          constraints ? constraints->lookup(op) : nullptr)
+    restrictTo(options, *fixed, describe(op));
+
+  SmallVector<double> time;
+  SmallVector<StrategyMemory> memory;
+  for (Strategy &s : options) {
+    double shards = (s.dataFactor >= 0 ? d : 1) * (s.tensorFactor >= 0 ? t : 1);
+    s.time = getOpComputeEstimate(op, graph.getFusedBytes(op), cluster,
+                                  shards / scale)
+                 .time *
+             backwardFactor;
+    for (auto [j, result] : llvm::enumerate(op->getResults()))
+      if (graph.isStoredForBackward(result))
+        s.activationBytes +=
+            getValueBytes(result) / s.results[j].getShards(mesh);
+    s.oncePerStep = !touchesBatch;
+    time.push_back(s.time);
+    memory.push_back({0.0, s.activationBytes});
+  }
+  strategies.push_back(std::move(options));
+  unsigned node = problem.addNode(std::move(time), std::move(memory), weight);
+  opNodes[op] = node;
+  return node;
+}
+
+const TensorSharding *
+ShardingSpace::getProducedSharding(Value value, ArrayRef<unsigned> choice,
+                                   std::optional<unsigned> &node) const {
+  if (Operation *def = value.getDefiningOp()) {
+    node = getNode(segmentation.getRepresentative(def));
+    if (!node)
+      return nullptr;
+    return &strategies[*node][choice[*node]]
+                .results[cast<OpResult>(value).getResultNumber()];
+  }
+  node = getNode(graph.isParameter(value) ? segmentation.getRepresentative(value)
+                                          : value);
+  if (!node)
+    return nullptr;
+  return &strategies[*node][choice[*node]].results.front();
+}
+
+SmallVector<ShardingSpace::SegmentCost>
+ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
+  ArrayRef<LayerSegmentation::Segment> segments = segmentation.getSegments();
+  SmallVector<SegmentCost> costs(segments.size());
+  llvm::DenseSet<Value> seenParams;
+  auto addOp = [&](Operation *op, SegmentCost &cost) {
+    unsigned node = *getNode(segmentation.getRepresentative(op));
+    const Strategy &s = strategies[node][choice[node]];
+    (s.oncePerStep ? cost.perStepTime : cost.computeTime) += s.time;
+    cost.activationBytes += s.activationBytes;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (isConstant(operand))
+        continue;
+      std::optional<unsigned> from;
+      const TensorSharding *produced =
+          getProducedSharding(operand, choice, from);
+      if (!produced)
+        continue;
+      cost.communicationTime +=
+          getEdgeTime(operand, *produced, s.operands[i], false);
+      if (graph.isParameter(operand) && seenParams.insert(operand).second) {
+        cost.parameterElements +=
+            strategies[*from][choice[*from]].parameterElements;
+        cost.parameters +=
+            cast<ShapedType>(operand.getType()).getNumElements();
+      }
+    }
+  };
+  // Units after the second of a repeat cost what the second costs (the
+  // first differs only in where its input comes from).
+  SmallVector<int64_t> sameAs(segments.size(), -1);
+  for (const LayerSegmentation::Region &region : segmentation.getRegions())
+    for (unsigned unit = 2; unit < region.repeats; ++unit)
+      for (unsigned k = 0; k < region.period; ++k)
+        sameAs[region.first + unit * region.period + k] =
+            region.first + region.period + k;
+  for (auto [i, segment] : llvm::enumerate(segments)) {
+    if (sameAs[i] >= 0) {
+      costs[i] = costs[sameAs[i]];
+      continue;
+    }
+    for (Operation *op : segment.ops)
+      addOp(op, costs[i]);
+    if (segment.output) {
+      std::optional<unsigned> node;
+      if (const TensorSharding *sharding =
+              getProducedSharding(segment.output, choice, node))
+        costs[i].outputBytes =
+            getValueBytes(segment.output) / sharding->getShards(mesh);
+    }
+  }
+  if (!costs.empty())
+    for (Operation *op : segmentation.getGlobalOps())
+      addOp(op, costs.front());
+  return costs;
+}

@@ -1,0 +1,181 @@
+//===- TrainingGraph.cpp - Forward ops, liveness and the batch ------------===//
+
+#include "dpc/Transforms/Planning/TrainingGraph.h"
+#include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+static bool hasArgAttr(Value value, StringRef name) {
+  auto arg = dyn_cast<BlockArgument>(value);
+  if (!arg)
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && func.getArgAttr(arg.getArgNumber(), name);
+}
+
+bool TrainingGraph::isParameter(Value value) const {
+  return hasArgAttr(value, DpcDialect::kParamAttrName);
+}
+
+bool TrainingGraph::isInput(Value value) const {
+  return hasArgAttr(value, DpcDialect::kInputAttrName);
+}
+
+/// Bytes of one element of a tensor type.
+static double getElementBytes(Type type) {
+  auto tensor = cast<ShapedType>(type);
+  return getSizeInBytes(type) / std::max<int64_t>(tensor.getNumElements(), 1);
+}
+
+FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
+                                            std::string &error) {
+  TrainingGraph graph;
+  graph.func = module.lookupSymbol<func::FuncOp>("forward_backward");
+  if (!graph.func) {
+    error = "the planner splits the training step, and this module has no "
+            "@forward_backward: build it with --train";
+    return failure();
+  }
+  func::FuncOp func = graph.func;
+  auto returnOp = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+
+  // The forward pass is what autodiff marked so.
+  for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
+    if (func.getResultAttr(i, DpcDialect::kGradAttrName))
+      graph.gradientBytes = getElementBytes(value.getType());
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    auto phase = op.getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+    if (!phase) {
+      error = "'" + op.getName().getStringRef().str() +
+              "' in @forward_backward has no dpc.phase: build the step "
+              "with --train, which marks the forward and backward ops";
+      return failure();
+    }
+    if (phase.getValue() == Phase::forward)
+      graph.forwardSet.insert(&op);
+  }
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    if (graph.forwardSet.contains(&op))
+      graph.forwardOps.push_back(&op);
+    else
+      graph.backwardOps.push_back(&op);
+  }
+  for (Operation *op : graph.backwardOps)
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (graph.forwardSet.contains(def))
+          graph.stored.insert(operand);
+
+  graph.fusedTraffic = std::make_shared<FusedTraffic>(
+      func.getBody().front(),
+      [&](Operation *op) { return graph.forwardSet.contains(op); },
+      [&](Value value) { return graph.stored.contains(value); });
+  // What the backward pass recomputes (attention scores) is not stored.
+  for (Value value : llvm::to_vector(graph.stored))
+    if (graph.fusedTraffic->isRecomputed(value))
+      graph.stored.erase(value);
+  // Nor is a pointwise result computable from what is stored: the fused
+  // backward kernel recomputes it (a GeLU's intermediates from its input).
+  llvm::DenseSet<Value> recomputable;
+  auto available = [&](Value value) {
+    return isa<BlockArgument>(value) || graph.stored.contains(value) ||
+           recomputable.contains(value) ||
+           matchPattern(value, m_Constant());
+  };
+  for (Operation *op : graph.forwardOps) {
+    if (!FusedTraffic::isPointwise(op) ||
+        !llvm::all_of(op->getOperands(), available))
+      continue;
+    for (Value result : op->getResults()) {
+      graph.stored.erase(result);
+      recomputable.insert(result);
+    }
+  }
+
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+    if (auto count = step->getAttrOfType<IntegerAttr>(
+            DpcDialect::kMicroBatchesAttrName))
+      graph.stepMicroBatches = std::max<int64_t>(count.getInt(), 1);
+  bool haveBatch = false;
+  for (BlockArgument arg : func.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!graph.isInput(arg) || !type || type.getRank() == 0)
+      continue;
+    if (!haveBatch)
+      graph.batchSize = type.getDimSize(0);
+    haveBatch = true;
+    if (type.getDimSize(0) == graph.batchSize)
+      graph.batchDims[arg] = 0;
+  }
+  if (!haveBatch) {
+    error = "@forward_backward has no batched input (an argument with "
+            "dpc.input of rank 1 or more) to split over data parallelism";
+    return failure();
+  }
+  // The batch follows the factor that indexes it through each rule.
+  for (Operation *op : graph.forwardOps) {
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    if (!shardable)
+      continue;
+    ShardingRule rule = shardable.getShardingRule();
+    int64_t factor = -1;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      int64_t dim = graph.getBatchDim(operand);
+      if (dim >= 0 && rule.getOperandFactors(i)[dim] != ShardingRule::kNoFactor) {
+        factor = rule.getOperandFactors(i)[dim];
+        break;
+      }
+    }
+    if (factor < 0)
+      continue;
+    graph.batchFactors[op] = factor;
+    for (auto [j, result] : llvm::enumerate(op->getResults())) {
+      ArrayRef<int64_t> factors = rule.getResultFactors(j);
+      auto it = llvm::find(factors, factor);
+      if (it != factors.end())
+        graph.batchDims[result] = it - factors.begin();
+    }
+  }
+
+  // Model state per parameter element, from the step's own arguments.
+  double paramElements = 0, paramBytes = 0, optBytes = 0, wireBytes = 0;
+  for (BlockArgument arg : func.getArguments())
+    if (graph.isParameter(arg)) {
+      double elements = cast<ShapedType>(arg.getType()).getNumElements();
+      paramElements += elements;
+      paramBytes += getSizeInBytes(arg.getType());
+      // The precision the forward computes with: that of the one forward
+      // user when it only changes the element type.
+      double wire = getElementBytes(arg.getType());
+      SmallVector<Operation *> users;
+      for (Operation *user : arg.getUsers())
+        if (graph.forwardSet.contains(user))
+          users.push_back(user);
+      if (users.size() == 1 && users.front()->getNumResults() == 1 &&
+          users.front()->getNumOperands() == 1) {
+        auto result =
+            cast<ShapedType>(users.front()->getResult(0).getType());
+        if (result.getShape() == cast<ShapedType>(arg.getType()).getShape())
+          wire = std::min(wire, getElementBytes(result));
+      }
+      wireBytes += elements * wire;
+    }
+  if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
+    for (BlockArgument arg : step.getArguments())
+      if (step.getArgAttr(arg.getArgNumber(), DpcDialect::kOptStateAttrName))
+        optBytes += getSizeInBytes(arg.getType());
+  if (paramElements > 0) {
+    graph.parameterBytes = paramBytes / paramElements;
+    graph.optimizerBytes = optBytes / paramElements;
+    graph.gradientWireBytes = wireBytes / paramElements;
+  }
+  graph.stateBytes =
+      graph.parameterBytes + graph.gradientBytes + graph.optimizerBytes;
+  return graph;
+}
