@@ -194,6 +194,25 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
   ];
 }
 
+def PlanReport : Pass<"dpc-plan-report", "ModuleOp"> {
+  let summary = "Prices the plan a module holds and prints its table";
+  let description = [{
+    Reads the plan from the IR alone (`dpc.plan`, `dpc.mesh @plan`, the
+    `#dpc.sharding` of the forward ops and of `@forward_backward`'s
+    arguments) and prices exactly that configuration with the cost model:
+    the same table (`print-table`, stdout) and JSON report (`report`) that
+    `-dpc-plan` writes for the plan it finds. It runs on any planned module,
+    including one whose shardings were edited by hand; the module is left
+    unchanged.
+  }];
+  let options = [
+    Option<"report", "report", "std::string", /*default=*/"\"\"",
+           "Write the plan as JSON to this file">,
+    Option<"printTable", "print-table", "bool", /*default=*/"true",
+           "Print the plan's table to stdout">,
+  ];
+}
+
 def CompleteShardings : Pass<"dpc-complete-shardings", "ModuleOp"> {
   let summary = "Shards every value the plan implies: backward and optimizer";
   let description = [{

@@ -19,6 +19,13 @@ MeshOp mlir::dpc::writePlanMesh(ModuleOp module, int64_t stages,
       /*devices=*/nullptr);
 }
 
+void mlir::dpc::eraseReshards(ModuleOp module) {
+  module.walk([](ReshardOp reshard) {
+    reshard.getResult().replaceAllUsesWith(reshard.getInput());
+    reshard.erase();
+  });
+}
+
 static StringRef getAxisName(StageAxis axis) {
   return axis == kDataAxis ? kDataAxisName : kTensorAxisName;
 }

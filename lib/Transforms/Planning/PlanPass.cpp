@@ -1,12 +1,8 @@
 //===- PlanPass.cpp - The -dpc-plan pass ----------------------------------===//
 
 #include "dpc/Transforms/Passes.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Transforms/Planning/PlanReport.h"
-#include "dpc/Transforms/Planning/ShardingCompletion.h"
-#include "dpc/Dialect/Dpc/IR/DpcOps.h"
-
-#include "mlir/Support/FileUtilities.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir::dpc {
 #define GEN_PASS_DEF_PLAN
@@ -24,10 +20,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     ModuleOp module = getOperation();
     // A planned step's reshards are the last plan's layout changes; the
     // new plan places its own (the shardings it keeps stay on the ops).
-    module.walk([](ReshardOp reshard) {
-      reshard.getResult().replaceAllUsesWith(reshard.getInput());
-      reshard.erase();
-    });
+    eraseReshards(module);
     std::string error;
     FailureOr<Mesh> parsedMesh = Mesh::parse(mesh, error);
     FailureOr<Cluster> parsedCluster = failure();
@@ -68,20 +61,9 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       return signalPassFailure();
     }
     PlanContext context{parsedMesh->str(), parsedCluster->name, cluster};
-    if (!report.empty()) {
-      std::string openError;
-      std::unique_ptr<llvm::ToolOutputFile> file =
-          openOutputFile(report, &openError);
-      if (!file) {
-        emitError(module.getLoc(), "cannot write the plan report: ") << openError;
-        return signalPassFailure();
-      }
-      file->os() << llvm::formatv(
-          "{0:2}\n", getPlanJson(*plan, *graph, segmentation, context));
-      file->keep();
-    }
-    if (printTable)
-      printPlanTable(*plan, *graph, segmentation, context, llvm::outs());
+    if (failed(writePlanReport(*plan, *graph, segmentation, context, report,
+                               printTable, module.getLoc())))
+      return signalPassFailure();
     if (!annotate)
       return;
     annotatePlan(module, *plan, *graph, segmentation, context);

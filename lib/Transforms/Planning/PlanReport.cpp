@@ -6,6 +6,9 @@
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/Format.h"
 
 using namespace mlir;
@@ -269,6 +272,27 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
                           {"all_optimal", plan.allOptimal}}}};
 }
 
+LogicalResult mlir::dpc::writePlanReport(const Plan &plan,
+                                         const TrainingGraph &graph,
+                                         const LayerSegmentation &segmentation,
+                                         const PlanContext &context,
+                                         StringRef reportPath, bool printTable,
+                                         Location loc) {
+  if (!reportPath.empty()) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> file =
+        openOutputFile(reportPath, &error);
+    if (!file)
+      return emitError(loc, "cannot write the plan report: ") << error;
+    file->os() << llvm::formatv(
+        "{0:2}\n", getPlanJson(plan, graph, segmentation, context));
+    file->keep();
+  }
+  if (printTable)
+    printPlanTable(plan, graph, segmentation, context, llvm::outs());
+  return success();
+}
+
 void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                              const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
@@ -347,6 +371,8 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       builder.getNamedAttr("recompute", builder.getBoolAttr(plan.recompute)),
       builder.getNamedAttr("zero_stage",
                            builder.getI64IntegerAttr(plan.zeroStage)),
+      builder.getNamedAttr("memory_limit_bytes",
+                           builder.getF64FloatAttr(plan.memoryLimit)),
       builder.getNamedAttr("step_time_s",
                            builder.getF64FloatAttr(plan.stepTime))};
   module->setAttr(DpcDialect::kPlanAttrName, builder.getDictionaryAttr(fields));

@@ -460,9 +460,11 @@ FailureOr<Plan> Search::run(std::string &error) {
         // the whole replica batch): larger ones only add memory to ops
         // that scale linearly with the batch.
         bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
-        if (stepMicroBatches > 1 ? microBatches != stepMicroBatches
-                                 : microBatch > 64 ||
-                                       (!powerOfTwo && microBatches > 1))
+        if (options.microBatchSize > 0
+                ? microBatch != options.microBatchSize
+                : stepMicroBatches > 1 ? microBatches != stepMicroBatches
+                                       : microBatch > 64 ||
+                                             (!powerOfTwo && microBatches > 1))
           continue;
         ShardingSpace space(graph, segmentation, mesh, microBatch,
                             backwardFactor, options.exposedTensorComm,
@@ -497,7 +499,12 @@ FailureOr<Plan> Search::run(std::string &error) {
           SmallVector<ShardingSpace::SegmentCost> costs =
               space.evaluate(choice);
           for (const PipelineVariant &variant : variants) {
-            if (dp == 1 && variant.zeroStage > 0)
+            if ((dp == 1 && variant.zeroStage > 0) ||
+                (options.schedule && (variant.schedule != *options.schedule ||
+                                      variant.chunks != options.chunks)) ||
+                (options.recompute &&
+                 variant.recompute != *options.recompute) ||
+                (options.zeroStage && variant.zeroStage != *options.zeroStage))
               continue;
             ++configurations;
             SmallVector<SegmentPlan> segments =

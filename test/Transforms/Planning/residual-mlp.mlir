@@ -6,6 +6,9 @@
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=2x4 tp=3" 2>&1 | FileCheck %s --check-prefix=DEGREES
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=8 memory-limit=0.000001" 2>&1 | FileCheck %s --check-prefix=MEMORY
 // RUN: not dpc-opt %s -dpc-plan="mesh=8" 2>&1 | FileCheck %s --check-prefix=NOSTEP
+// The report prices the plan the IR holds.
+// RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=2x4 cluster=h100-sxm dp=2 tp=4" | dpc-opt -dpc-plan-report -o /dev/null | FileCheck %s --check-prefix=REPORT
+// RUN: not dpc-opt %t.mlir -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=NOPLAN
 // A step that accumulates two micro-batches of 8 fixes the plan's count:
 // the planner's micro-batches are the step's, not a second loop inside it.
 // RUN: dpc-opt %s --train --micro-batches=2 -o %t.micro.mlir
@@ -52,7 +55,10 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // ILP: func.func @forward_backward
 // ILP-SAME: dpc.exhaustive_objective = [[OBJECTIVE:[0-9.e+-]+]] : f64, dpc.ilp_objective = [[OBJECTIVE]] : f64
 
-// PLAN: module attributes {dpc.plan = {chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
+// PLAN: module attributes {dpc.plan = {chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, memory_limit_bytes = {{.*}} : f64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
+// REPORT: plan for 8 devices (mesh 2x4, cluster h100-sxm): dp=2 tp=4 pp=1
+// NOPLAN: error: the module has no plan (dpc.plan): run -dpc-plan first
+
 // MICRO: dpc.plan = {{{.*}}dp = 2 : i64, {{.*}}micro_batch_size = 4 : i64, micro_batches = 2 : i64
 // MICRO: func.func @train_step{{.*}}dpc.micro_batches = 2 : i64
 // MICRO-FREE: dpc.plan = {{{.*}}micro_batches = 2 : i64

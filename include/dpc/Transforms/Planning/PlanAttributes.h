@@ -29,6 +29,10 @@ inline constexpr StringLiteral kTensorAxisName = "tp";
 MeshOp writePlanMesh(ModuleOp module, int64_t stages, int64_t dataParallel,
                      int64_t tensorParallel);
 
+/// Removes every dpc.reshard of `module`, its users reading its input: the
+/// step as the planner reads it.
+void eraseReshards(ModuleOp module);
+
 /// `sharding` as an attribute on @plan.
 ShardingAttr getShardingAttr(MLIRContext *context,
                              const TensorSharding &sharding);

@@ -25,6 +25,15 @@ struct PlanContext {
   std::string cluster, clusterSpec;
 };
 
+/// Writes the plan's JSON report to `reportPath` (unless empty; the file is
+/// kept only when complete) and its table to stdout when `printTable`.
+/// Fails with a diagnostic at `loc` when the file cannot be written.
+LogicalResult writePlanReport(const Plan &plan, const TrainingGraph &graph,
+                              const LayerSegmentation &segmentation,
+                              const PlanContext &context,
+                              StringRef reportPath, bool printTable,
+                              Location loc);
+
 void printPlanTable(const Plan &plan, const TrainingGraph &graph,
                     const LayerSegmentation &segmentation,
                     const PlanContext &context, llvm::raw_ostream &os);

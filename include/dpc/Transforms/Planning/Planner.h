@@ -42,6 +42,14 @@ struct PlannerOptions {
   double ilpTimeLimit = 10.0;
   /// Shardings fixed in the IR (may be null).
   const ShardingConstraints *constraints = nullptr;
+  /// The rest of a plan, fixed when a given plan is priced (its report):
+  /// samples per micro-batch (0: free), schedule with its chunks,
+  /// recomputation and ZeRO stage.
+  int64_t microBatchSize = 0;
+  std::optional<PipelineSchedule> schedule;
+  int64_t chunks = 0;
+  std::optional<bool> recompute;
+  std::optional<int> zeroStage;
 };
 
 /// What one pipeline stage holds and does.
