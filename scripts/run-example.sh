@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a bundled model: export the MLP of python/dpc/models.py
 # as ONNX, import it, build its training step (AdamW), price the step on a
-# 2x8 H100 mesh with the cost model, and run the forward under the
+# 2x8 H100 mesh with the cost model, plan it as typed IR (outlined stages,
+# checked by -dpc-verify-shardings), and run the forward under the
 # reference interpreter against PyTorch's loss. It grows into
 # import -> train step -> plan -> compile -> train.
 set -euo pipefail
@@ -23,6 +24,14 @@ echo "== cost on a 2x8 mesh of h100-sxm"
 echo "== plan for a 2x8 mesh of h100-sxm"
 "$build_dir/bin/dpc-opt" "$work/step.mlir" --mesh=2x8 --cluster=h100-sxm \
   --plan-only --plan-report="$work/plan.json"
+echo "== the plan as typed IR for 2x2 (dp1 tp2 pp2): each stage outlined, checked"
+"$build_dir/bin/dpc-opt" "$work/step.mlir" --mesh=2x2 --dp=1 --tp=2 --pp=2 \
+  -dpc-outline-stages -dpc-verify-shardings -o "$work/planned.mlir"
+grep -o 'dpc.mesh @plan [^\n]*' "$work/planned.mlir"
+echo "$(grep -c 'dpc.reshard ' "$work/planned.mlir") reshards," \
+  "$(grep -c 'dpc.transfer ' "$work/planned.mlir") transfers between stages," \
+  "stage functions: $(grep -o 'func.func private @forward_backward.stage[0-9]*\.[a-z]*' \
+    "$work/planned.mlir" | sed 's/.*@//' | paste -sd ' ')"
 echo "== forward under the interpreter (PyTorch's loss: $(
   /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
 "$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \

@@ -49,8 +49,14 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
   for (auto [i, value] : llvm::enumerate(returnOp.getOperands()))
     if (func.getResultAttr(i, DpcDialect::kGradAttrName))
       graph.gradientBytes = getElementBytes(value.getType());
+  SmallVector<Operation *> unmarkedConstants;
   for (Operation &op : func.getBody().front().without_terminator()) {
     auto phase = op.getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+    if (!phase && op.hasTrait<mlir::OpTrait::ConstantLike>()) {
+      // Folding makes constants of its own, unmarked.
+      unmarkedConstants.push_back(&op);
+      continue;
+    }
     if (!phase) {
       error = "'" + op.getName().getStringRef().str() +
               "' in @forward_backward has no dpc.phase: build the step "
@@ -60,6 +66,12 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
     if (phase.getValue() == Phase::forward)
       graph.forwardSet.insert(&op);
   }
+  // A constant belongs to the forward pass when the forward pass reads it.
+  for (Operation *constant : unmarkedConstants)
+    if (llvm::any_of(constant->getUsers(), [&](Operation *user) {
+          return graph.forwardSet.contains(user);
+        }))
+      graph.forwardSet.insert(constant);
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (graph.forwardSet.contains(&op))
       graph.forwardOps.push_back(&op);
