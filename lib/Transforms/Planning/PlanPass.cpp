@@ -54,10 +54,11 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.tensorParallel = tensorParallel;
     options.pipelineParallel = pipelineParallel;
     options.exposedTensorComm = exposedTensorComm;
+    std::optional<Location> where;
     FailureOr<Plan> plan =
-        planTraining(*graph, segmentation, options, error);
+        planTraining(*graph, segmentation, options, error, &where);
     if (failed(plan)) {
-      emitError(module.getLoc(), error);
+      emitError(where.value_or(module.getLoc()), error);
       return signalPassFailure();
     }
     PlanContext context{parsedMesh->str(), parsedCluster->name, cluster};

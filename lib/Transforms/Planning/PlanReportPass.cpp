@@ -85,9 +85,13 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     options.chunks = integer("chunks");
     options.recompute = recompute.getValue();
     options.zeroStage = int(integer("zero_stage"));
-    FailureOr<Plan> plan = planTraining(*graph, segmentation, options, error);
+    std::optional<Location> where;
+    FailureOr<Plan> plan =
+        planTraining(*graph, segmentation, options, error, &where);
     if (failed(plan)) {
-      module.emitError("the plan in the IR cannot be priced: ") << error;
+      emitError(where.value_or(module.getLoc()),
+                "the plan in the IR cannot be priced: ")
+          << error;
       return signalPassFailure();
     }
     PlanContext context{mesh->str(), cluster->name, text("cluster").str()};

@@ -133,6 +133,11 @@ private:
       choiceCache;
   int64_t integerPrograms = 0;
   bool allOptimal = true;
+  /// The op or argument a failure is about, when it is one's.
+  std::optional<Location> errorLocation;
+
+public:
+  std::optional<Location> getErrorLocation() const { return errorLocation; }
 };
 } // namespace
 
@@ -439,6 +444,7 @@ FailureOr<Plan> Search::run(std::string &error) {
   leastShort.peakMemory = std::numeric_limits<double>::infinity();
   int64_t configurations = 0;
   std::string firstConflict;
+  std::optional<Location> conflictLocation;
   for (int64_t pp : getDivisors(n)) {
     if (pp > int64_t(segments) ||
         (options.pipelineParallel > 0 && pp != options.pipelineParallel))
@@ -470,8 +476,10 @@ FailureOr<Plan> Search::run(std::string &error) {
                             backwardFactor, options.exposedTensorComm,
                             options.constraints);
         if (!space.getConflict().empty()) {
-          if (firstConflict.empty())
+          if (firstConflict.empty()) {
             firstConflict = space.getConflict().str();
+            conflictLocation = space.getConflictLocation();
+          }
           continue;
         }
         bool solverFailed = false;
@@ -578,6 +586,7 @@ FailureOr<Plan> Search::run(std::string &error) {
     if (configurations == 0 && !firstConflict.empty()) {
       error = "no configuration gives the shardings fixed in the IR: " +
               firstConflict;
+      errorLocation = conflictLocation;
       return failure();
     }
     if (configurations == 0) {
@@ -628,7 +637,11 @@ FailureOr<Plan> Search::run(std::string &error) {
 FailureOr<Plan> mlir::dpc::planTraining(const TrainingGraph &graph,
                                         const LayerSegmentation &segmentation,
                                         const PlannerOptions &options,
-                                        std::string &error) {
+                                        std::string &error,
+                                        std::optional<Location> *errorLocation) {
   Search search(graph, segmentation, options);
-  return search.run(error);
+  FailureOr<Plan> plan = search.run(error);
+  if (failed(plan) && errorLocation)
+    *errorLocation = search.getErrorLocation();
+  return plan;
 }

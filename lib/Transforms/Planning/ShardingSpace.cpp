@@ -145,7 +145,7 @@ static std::string describe(Value argument) {
 
 void ShardingSpace::restrictTo(std::vector<Strategy> &options,
                                ArrayRef<TensorSharding> fixed,
-                               const Twine &what) {
+                               const Twine &what, Location where) {
   std::vector<Strategy> kept;
   for (const Strategy &s : options)
     if (ArrayRef<TensorSharding>(s.results) == fixed)
@@ -162,6 +162,7 @@ void ShardingSpace::restrictTo(std::vector<Strategy> &options,
       text += (text.empty() ? "" : ", ") + sharding.str();
     return text;
   };
+  conflictLocation = where;
   conflict = "the sharding " + join(fixed) + " fixed on " + what.str() +
              " is none of its strategies at dp=" +
              std::to_string(mesh.getDataParallel()) +
@@ -193,7 +194,8 @@ unsigned ShardingSpace::addFixedNode(Value value) {
   std::vector<Strategy> options = {strategy};
   if (const TensorSharding *fixed =
           constraints ? constraints->lookup(value) : nullptr)
-    restrictTo(options, *fixed, describe(value));
+    restrictTo(options, *fixed, describe(value),
+               graph.getFunction().getLoc());
   strategies.push_back(std::move(options));
   unsigned node = problem.addNode({0.0});
   argNodes[value] = node;
@@ -220,7 +222,8 @@ unsigned ShardingSpace::addParameterNode(Value param, double weight) {
     }
   if (const TensorSharding *fixed =
           constraints ? constraints->lookup(param) : nullptr)
-    restrictTo(options, *fixed, describe(param));
+    restrictTo(options, *fixed, describe(param),
+               graph.getFunction().getLoc());
   SmallVector<double> time;
   SmallVector<StrategyMemory> memory;
   for (const Strategy &s : options) {
@@ -295,7 +298,7 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
   }
   if (const SmallVector<TensorSharding, 1> *fixed =
           constraints ? constraints->lookup(op) : nullptr)
-    restrictTo(options, *fixed, describe(op));
+    restrictTo(options, *fixed, describe(op), op->getLoc());
 
   SmallVector<double> time;
   SmallVector<StrategyMemory> memory;

@@ -76,4 +76,4 @@ func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
 
 // UNPLANNED: error: the module has no plan (dpc.mesh @plan and dpc.plan): run -dpc-plan first
 
-// CONFLICT: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])
+// CONFLICT: .tmp.mlir:{{[0-9]+}}:3: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])

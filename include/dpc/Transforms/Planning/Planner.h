@@ -123,11 +123,12 @@ struct Plan {
 /// be met: degrees that do not multiply to the device count, shardings
 /// fixed in the IR that no configuration can give, or no plan
 /// that fits in memory (naming the stage and kind of memory that is short,
-/// and by how much).
+/// and by how much). Where the failure is one op's or argument's (a fixed
+/// sharding no configuration gives), `errorLocation` is set to it.
 FailureOr<Plan> planTraining(const TrainingGraph &graph,
                              const LayerSegmentation &segmentation,
-                             const PlannerOptions &options,
-                             std::string &error);
+                             const PlannerOptions &options, std::string &error,
+                             std::optional<Location> *errorLocation = nullptr);
 
 } // namespace mlir::dpc
 

@@ -89,12 +89,17 @@ public:
   /// Empty, or why the fixed shardings cannot be met on this mesh (the
   /// first value whose fixed sharding no strategy gives).
   StringRef getConflict() const { return conflict; }
+  /// Where the conflicting sharding is written.
+  std::optional<Location> getConflictLocation() const {
+    return conflictLocation;
+  }
 
 private:
   /// Keeps the `options` whose results are `fixed`; when none is, keeps
   /// them all and records the conflict of `what`.
   void restrictTo(std::vector<Strategy> &options,
-                  ArrayRef<TensorSharding> fixed, const Twine &what);
+                  ArrayRef<TensorSharding> fixed, const Twine &what,
+                  Location where);
   unsigned addOpNode(Operation *op, double weight);
   unsigned addParameterNode(Value param, double weight);
   unsigned addFixedNode(Value value);
@@ -113,6 +118,7 @@ private:
   double exposedTensorComm;
   const ShardingConstraints *constraints;
   std::string conflict;
+  std::optional<Location> conflictLocation;
   /// Micro-batch of all replicas over the IR's batch.
   double batchScale;
 
