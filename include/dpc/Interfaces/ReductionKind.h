@@ -3,8 +3,8 @@
 #ifndef DPC_INTERFACES_REDUCTIONKIND_H
 #define DPC_INTERFACES_REDUCTIONKIND_H
 
-#include "mlir/Support/LLVM.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdint>

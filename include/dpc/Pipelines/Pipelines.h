@@ -15,8 +15,7 @@
 
 namespace mlir::dpc {
 
-struct TrainPipelineOptions
-    : public PassPipelineOptions<TrainPipelineOptions> {
+struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<std::string> loss{
       *this, "loss", llvm::cl::init("from-model"),
       llvm::cl::desc("from-model (the model's own scalar output), "

@@ -68,8 +68,8 @@ struct InsertReshardsPass
         ReshardOp &reshard = made[{operand.get(), want}];
         if (!reshard || reshard->getBlock() != op->getBlock()) {
           OpBuilder builder(op);
-          reshard = ReshardOp::create(builder, op->getLoc(), operand.get(),
-                                      want);
+          reshard =
+              ReshardOp::create(builder, op->getLoc(), operand.get(), want);
           copyPlacement(op, reshard);
         }
         operand.set(reshard);
@@ -84,8 +84,7 @@ struct InsertReshardsPass
   /// A call result declared otherwise than the callee returns it: the
   /// call yields the callee's layout, a reshard after it the declared one.
   void splitCallResults(CallOpInterface call) {
-    auto callee =
-        dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
+    auto callee = dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable());
     SmallVector<ShardingAttr> declared = getResultShardings(call);
     if (!callee || declared.size() != call->getNumResults())
       return;
@@ -103,8 +102,7 @@ struct InsertReshardsPass
       copyPlacement(call, reshard);
       result.replaceAllUsesExcept(reshard, reshard);
     }
-    call->setAttr(DpcDialect::kShardingAttrName,
-                  builder.getArrayAttr(yielded));
+    call->setAttr(DpcDialect::kShardingAttrName, builder.getArrayAttr(yielded));
   }
 };
 

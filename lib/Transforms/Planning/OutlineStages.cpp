@@ -168,21 +168,21 @@ LogicalResult OutlineStagesPass::outline(ModuleOp module, func::FuncOp func) {
     if (!sharding)
       return DictionaryAttr::get(context, {});
     return DictionaryAttr::get(
-        context, {NamedAttribute(StringAttr::get(context,
-                                                 DpcDialect::kShardingAttrName),
-                                 sharding)});
+        context,
+        {NamedAttribute(StringAttr::get(context, DpcDialect::kShardingAttrName),
+                        sharding)});
   };
   SmallVector<func::FuncOp> callees(fragments.size());
   for (unsigned i : order) {
     Fragment &fragment = fragments[i];
-    std::string name = (func.getSymName() + ".stage" +
-                        Twine(fragment.stage) + "." +
-                        stringifyPhase(fragment.phase))
+    std::string name = (func.getSymName() + ".stage" + Twine(fragment.stage) +
+                        "." + stringifyPhase(fragment.phase))
                            .str();
     auto type = FunctionType::get(
         context, ValueRange(fragment.inputs.getArrayRef()).getTypes(),
         ValueRange(fragment.outputs.getArrayRef()).getTypes());
-    auto callee = func::FuncOp::create(moduleBuilder, func.getLoc(), name, type);
+    auto callee =
+        func::FuncOp::create(moduleBuilder, func.getLoc(), name, type);
     callee.setPrivate();
     callee->setAttr(DpcDialect::kStageAttrName,
                     moduleBuilder.getI64IntegerAttr(fragment.stage));
@@ -249,7 +249,8 @@ LogicalResult OutlineStagesPass::outline(ModuleOp module, func::FuncOp func) {
                     builder.getArrayAttr(shardings));
     call->setAttr(DpcDialect::kStageAttrName,
                   builder.getI64IntegerAttr(fragment.stage));
-    for (auto [output, result] : llvm::zip(fragment.outputs, call.getResults())) {
+    for (auto [output, result] :
+         llvm::zip(fragment.outputs, call.getResults())) {
       mapping.map(output, result);
       madeOn[result] = fragment.stage;
     }

@@ -55,8 +55,8 @@ ArrayAttr mlir::dpc::getShardingArrayAttr(MLIRContext *context,
   return ArrayAttr::get(context, attrs);
 }
 
-FailureOr<TensorSharding>
-mlir::dpc::getTensorSharding(ShardingAttr sharding, std::string &error) {
+FailureOr<TensorSharding> mlir::dpc::getTensorSharding(ShardingAttr sharding,
+                                                       std::string &error) {
   auto axisOf = [&](StringRef name) -> std::optional<StageAxis> {
     if (name == kDataAxisName)
       return kDataAxis;
@@ -87,8 +87,8 @@ mlir::dpc::getTensorSharding(ShardingAttr sharding, std::string &error) {
       return failure();
     }
   }
-  for (auto [name, kind] : llvm::zip_equal(sharding.getPartialAxes(),
-                                           sharding.getPartialKinds())) {
+  for (auto [name, kind] :
+       llvm::zip_equal(sharding.getPartialAxes(), sharding.getPartialKinds())) {
     std::optional<StageAxis> axis = axisOf(cast<StringAttr>(name).getValue());
     if (!axis)
       return failure();

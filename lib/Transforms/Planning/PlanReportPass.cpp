@@ -26,7 +26,8 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto fields = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+    auto fields =
+        module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
     if (!fields) {
       module.emitError("the module has no plan (dpc.plan): run -dpc-plan "
                        "first");

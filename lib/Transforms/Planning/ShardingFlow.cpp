@@ -3,15 +3,16 @@
 #include "dpc/Transforms/Planning/ShardingFlow.h"
 
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
 
-SmallVector<ShardingAttr> mlir::dpc::getExpectedOperandShardings(Operation *op) {
+SmallVector<ShardingAttr>
+mlir::dpc::getExpectedOperandShardings(Operation *op) {
   SmallVector<ShardingAttr> expected;
   if (auto attrs =
           op->getAttrOfType<ArrayAttr>(DpcDialect::kOperandShardingsAttrName)) {
@@ -29,8 +30,8 @@ SmallVector<ShardingAttr> mlir::dpc::getExpectedOperandShardings(Operation *op) 
       expected.clear();
   };
   if (auto call = dyn_cast<CallOpInterface>(op)) {
-    if (auto callee = dyn_cast_or_null<FunctionOpInterface>(
-            call.resolveCallable()))
+    if (auto callee =
+            dyn_cast_or_null<FunctionOpInterface>(call.resolveCallable()))
       collect(op->getNumOperands(), [&](unsigned i) {
         return callee.getArgAttrOfType<ShardingAttr>(
             i, DpcDialect::kShardingAttrName);
@@ -50,11 +51,9 @@ static std::string describeAxes(ArrayRef<StringRef> axes) {
   return axes.empty() ? "nothing" : "(" + llvm::join(axes, ", ") + ")";
 }
 
-FailureOr<SmallVector<ShardingAttr>>
-mlir::dpc::inferResultShardings(ShardableOpInterface op,
-                                ArrayRef<ShardingAttr> operands,
-                                ArrayRef<ShardingAttr> declared, MeshOp mesh,
-                                std::string &error) {
+FailureOr<SmallVector<ShardingAttr>> mlir::dpc::inferResultShardings(
+    ShardableOpInterface op, ArrayRef<ShardingAttr> operands,
+    ArrayRef<ShardingAttr> declared, MeshOp mesh, std::string &error) {
   ShardingRule rule = op.getShardingRule();
   // The axes each factor is split over, and which operand said so.
   SmallVector<std::optional<SmallVector<StringRef>>> factorAxes(

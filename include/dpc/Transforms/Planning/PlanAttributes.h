@@ -1,4 +1,5 @@
-//===- PlanAttributes.h - The plan's mesh and shardings in the IR -*- C++ -*-===//
+//===- PlanAttributes.h - The plan's mesh and shardings in the IR -*- C++
+//-*-===//
 //
 // The planner searches over meshes of pp x dp x tp devices and keeps a
 // tensor's layout in the compact TensorSharding; the IR holds the same as

@@ -79,10 +79,10 @@ ShardingAttr ShardingAttr::withoutPartial() const {
   return get(context, getMesh(), getDims(), ArrayAttr::get(context, {}), {});
 }
 
-LogicalResult
-ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     FlatSymbolRefAttr mesh, ArrayAttr dims,
-                     ArrayAttr partialAxes, ArrayRef<ReductionKind> kinds) {
+LogicalResult ShardingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   FlatSymbolRefAttr mesh, ArrayAttr dims,
+                                   ArrayAttr partialAxes,
+                                   ArrayRef<ReductionKind> kinds) {
   if (!mesh)
     return emitError() << "a sharding names its mesh";
   if (partialAxes.size() != kinds.size())
@@ -125,8 +125,7 @@ Attribute ShardingAttr::parse(AsmParser &parser, Type) {
   MLIRContext *context = parser.getContext();
   SMLoc loc = parser.getCurrentLocation();
   StringAttr mesh;
-  if (parser.parseLess() || parser.parseSymbolName(mesh) ||
-      parser.parseComma())
+  if (parser.parseLess() || parser.parseSymbolName(mesh) || parser.parseComma())
     return {};
   SmallVector<Attribute> dims;
   auto parseDim = [&]() -> ParseResult {
@@ -194,13 +193,12 @@ void ShardingAttr::print(AsmPrinter &printer) const {
   printer << "]";
   if (isPartial()) {
     printer << ", partial = [";
-    llvm::interleaveComma(
-        llvm::zip_equal(getPartialAxes(), getPartialKinds()), printer,
-        [&](auto entry) {
-          auto [axis, kind] = entry;
-          printer << cast<StringAttr>(axis).getValue() << " : "
-                  << stringifyReductionKind(kind);
-        });
+    llvm::interleaveComma(llvm::zip_equal(getPartialAxes(), getPartialKinds()),
+                          printer, [&](auto entry) {
+                            auto [axis, kind] = entry;
+                            printer << cast<StringAttr>(axis).getValue()
+                                    << " : " << stringifyReductionKind(kind);
+                          });
     printer << "]";
   }
   printer << ">";
@@ -271,8 +269,8 @@ ShardingAttr mlir::dpc::getCanonicalSharding(ShardingAttr sharding,
   SmallVector<ReductionKind> kinds;
   for (Attribute axis : mesh.getAxisNames())
     if (!isUnit(axis))
-      if (std::optional<ReductionKind> kind = sharding.getPartialKind(
-              cast<StringAttr>(axis).getValue())) {
+      if (std::optional<ReductionKind> kind =
+              sharding.getPartialKind(cast<StringAttr>(axis).getValue())) {
         partialAxes.push_back(axis);
         kinds.push_back(*kind);
       }

@@ -51,8 +51,7 @@ ParseResult MeshOp::parse(OpAsmParser &parser, OperationState &result) {
   };
   if (parser.parseSymbolName(name, getSymNameAttrName(result.name),
                              result.attributes) ||
-      parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square,
-                                     parseAxis))
+      parser.parseCommaSeparatedList(OpAsmParser::Delimiter::Square, parseAxis))
     return failure();
   result.addAttribute(getAxisNamesAttrName(result.name),
                       builder.getArrayAttr(axes));
@@ -76,38 +75,40 @@ void MeshOp::print(OpAsmPrinter &printer) {
   printer << " ";
   printer.printSymbolName(getSymName());
   printer << " [";
-  llvm::interleaveComma(llvm::zip(getAxisNames(), getShape()), printer,
-                        [&](auto axis) {
-                          printer << "\"" << cast<StringAttr>(std::get<0>(axis)).getValue()
-                                  << "\"=" << std::get<1>(axis);
-                        });
+  llvm::interleaveComma(
+      llvm::zip(getAxisNames(), getShape()), printer, [&](auto axis) {
+        printer << "\"" << cast<StringAttr>(std::get<0>(axis)).getValue()
+                << "\"=" << std::get<1>(axis);
+      });
   printer << "]";
   if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
     printer << " devices = [";
     llvm::interleaveComma(*devices, printer);
     printer << "]";
   }
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(), {getSymNameAttrName(), getAxisNamesAttrName(),
-                            getShapeAttrName(), getDevicesAttrName()});
+  printer.printOptionalAttrDict((*this)->getAttrs(),
+                                {getSymNameAttrName(), getAxisNamesAttrName(),
+                                 getShapeAttrName(), getDevicesAttrName()});
 }
 
 static bool isIdentifier(StringRef name) {
   if (name.empty() || !(llvm::isAlpha(name.front()) || name.front() == '_'))
     return false;
-  return llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; });
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
 LogicalResult MeshOp::verify() {
   if (getShape().empty() || getAxisNames().size() != getShape().size())
-    return emitOpError("has ") << getShape().size() << " axis sizes and "
-                               << getAxisNames().size()
-                               << " axis names, and needs at least one (C1)";
+    return emitOpError("has ")
+           << getShape().size() << " axis sizes and " << getAxisNames().size()
+           << " axis names, and needs at least one (C1)";
   llvm::StringSet<> names;
   for (Attribute axis : getAxisNames()) {
     StringRef name = cast<StringAttr>(axis).getValue();
     if (!isIdentifier(name))
-      return emitOpError("axis name '") << name << "' is not an identifier (C2)";
+      return emitOpError("axis name '")
+             << name << "' is not an identifier (C2)";
     if (!names.insert(name).second)
       return emitOpError("axis name '") << name << "' appears twice (C2)";
   }
@@ -144,9 +145,8 @@ LogicalResult MeshOp::verify() {
 
 LogicalResult ReshardOp::verify() {
   // (C1) is AllTypesMatch's.
-  return verifyShardingFor(getSharding(), getResult().getType(), *this, [&] {
-    return emitOpError("(C2): ");
-  });
+  return verifyShardingFor(getSharding(), getResult().getType(), *this,
+                           [&] { return emitOpError("(C2): "); });
 }
 
 //===----------------------------------------------------------------------===//
