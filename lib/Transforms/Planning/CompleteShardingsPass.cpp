@@ -25,7 +25,7 @@ struct CompleteShardingsPass
     if (succeeded(cluster))
       graph = TrainingGraph::get(module, error);
     if (failed(graph)) {
-      module.emitError(error);
+      emitError(module.getLoc(), error);
       return signalPassFailure();
     }
     completeShardings(module, *layout, *graph, *cluster);

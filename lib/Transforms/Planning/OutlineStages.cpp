@@ -62,7 +62,8 @@ struct OutlineStagesPass
     ModuleOp module = getOperation();
     auto func = module.lookupSymbol<func::FuncOp>(functionName);
     if (!func) {
-      module.emitError("no function @") << functionName << " to outline";
+      emitError(module.getLoc(), "no function @")
+          << functionName << " to outline";
       return signalPassFailure();
     }
     if (failed(outline(module, func)))

@@ -272,6 +272,36 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
                           {"all_optimal", plan.allOptimal}}}};
 }
 
+LogicalResult mlir::dpc::planModule(ModuleOp module, StringRef mesh,
+                                    StringRef cluster, PlannerOptions options,
+                                    PlanConsumer use) {
+  std::string error;
+  FailureOr<Mesh> parsedMesh = Mesh::parse(mesh, error);
+  FailureOr<Cluster> parsedCluster = failure();
+  if (succeeded(parsedMesh))
+    parsedCluster = resolveCluster(cluster, error);
+  FailureOr<TrainingGraph> graph = failure();
+  if (succeeded(parsedCluster))
+    graph = TrainingGraph::get(module, error);
+  if (failed(graph))
+    return emitError(module.getLoc(), error);
+  FailureOr<ShardingConstraints> constraints =
+      ShardingConstraints::read(*graph);
+  if (failed(constraints))
+    return failure();
+  LayerSegmentation segmentation(*graph);
+  options.constraints = &*constraints;
+  options.devices = parsedMesh->getNumDevices();
+  options.cluster = *parsedCluster;
+  std::optional<Location> where;
+  FailureOr<Plan> plan =
+      planTraining(*graph, segmentation, options, error, &where);
+  if (failed(plan))
+    return emitError(where.value_or(module.getLoc()), error);
+  PlanContext context{parsedMesh->str(), parsedCluster->name, cluster.str()};
+  return use(*plan, *graph, segmentation, context);
+}
+
 LogicalResult mlir::dpc::writePlanReport(const Plan &plan,
                                          const TrainingGraph &graph,
                                          const LayerSegmentation &segmentation,

@@ -29,8 +29,9 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     auto fields =
         module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
     if (!fields) {
-      module.emitError("the module has no plan (dpc.plan): run -dpc-plan "
-                       "first");
+      emitError(module.getLoc(),
+                "the module has no plan (dpc.plan): run -dpc-plan "
+                "first");
       return signalPassFailure();
     }
     auto text = [&](StringRef name) {
@@ -45,8 +46,8 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
         parsePipelineSchedule(text("schedule"));
     auto recompute = fields.getAs<BoolAttr>("recompute");
     if (!schedule || !recompute || integer("micro_batch_size") < 1) {
-      module.emitError("dpc.plan lacks its schedule, recompute or "
-                       "micro_batch_size");
+      emitError(module.getLoc(), "dpc.plan lacks its schedule, recompute or "
+                                 "micro_batch_size");
       return signalPassFailure();
     }
 
@@ -54,27 +55,7 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     // keeps the module as it is.
     OwningOpRef<ModuleOp> step = cast<ModuleOp>(module->clone());
     eraseReshards(*step);
-    std::string error;
-    FailureOr<Mesh> mesh = Mesh::parse(text("mesh"), error);
-    FailureOr<Cluster> cluster = failure();
-    if (succeeded(mesh))
-      cluster = resolveCluster(text("cluster"), error);
-    FailureOr<TrainingGraph> graph = failure();
-    if (succeeded(cluster))
-      graph = TrainingGraph::get(*step, error);
-    if (failed(graph)) {
-      module.emitError(error);
-      return signalPassFailure();
-    }
-    FailureOr<ShardingConstraints> constraints =
-        ShardingConstraints::read(*graph);
-    if (failed(constraints))
-      return signalPassFailure();
-    LayerSegmentation segmentation(*graph);
     PlannerOptions options;
-    options.constraints = &*constraints;
-    options.devices = mesh->getNumDevices();
-    options.cluster = *cluster;
     if (auto limit = fields.getAs<FloatAttr>("memory_limit_bytes"))
       options.memoryLimit = limit.getValueAsDouble();
     options.dataParallel = integer("dp");
@@ -86,18 +67,13 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     options.chunks = integer("chunks");
     options.recompute = recompute.getValue();
     options.zeroStage = int(integer("zero_stage"));
-    std::optional<Location> where;
-    FailureOr<Plan> plan =
-        planTraining(*graph, segmentation, options, error, &where);
-    if (failed(plan)) {
-      emitError(where.value_or(module.getLoc()),
-                "the plan in the IR cannot be priced: ")
-          << error;
-      return signalPassFailure();
-    }
-    PlanContext context{mesh->str(), cluster->name, text("cluster").str()};
-    if (failed(writePlanReport(*plan, *graph, segmentation, context, report,
-                               printTable, module.getLoc())))
+    auto use = [&](const Plan &plan, const TrainingGraph &graph,
+                   const LayerSegmentation &segmentation,
+                   const PlanContext &context) {
+      return writePlanReport(plan, graph, segmentation, context, report,
+                             printTable, module.getLoc());
+    };
+    if (failed(planModule(*step, text("mesh"), text("cluster"), options, use)))
       signalPassFailure();
   }
 };

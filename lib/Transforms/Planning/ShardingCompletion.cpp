@@ -407,7 +407,7 @@ FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
   auto mesh = module.lookupSymbol<MeshOp>(kPlanMeshName);
   auto fields = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
   if (!mesh || !fields)
-    return module.emitError("the module has no plan (dpc.mesh @plan and "
+    return emitError(module.getLoc(), "the module has no plan (dpc.mesh @plan and "
                             "dpc.plan): run -dpc-plan first");
   PlanLayout layout;
   for (auto [field, name] : {std::pair(&layout.pipelineParallel,
@@ -423,7 +423,7 @@ FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
   auto zero = fields.getAs<IntegerAttr>("zero_stage");
   auto cluster = fields.getAs<StringAttr>("cluster");
   if (!zero || !cluster)
-    return module.emitError("dpc.plan lacks its zero_stage or cluster");
+    return emitError(module.getLoc(), "dpc.plan lacks its zero_stage or cluster");
   layout.zeroStage = zero.getInt();
   layout.cluster = cluster.getValue().str();
   return layout;

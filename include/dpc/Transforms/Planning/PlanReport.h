@@ -25,6 +25,19 @@ struct PlanContext {
   std::string cluster, clusterSpec;
 };
 
+/// What a plan was made on, and the plan with the step it was made for.
+using PlanConsumer = function_ref<LogicalResult(
+    const Plan &, const TrainingGraph &, const LayerSegmentation &,
+    const PlanContext &)>;
+
+/// Plans the step of `module` on the mesh `mesh` (AxB[xC]) and cluster
+/// `cluster` (preset or file) with `options` (its devices, cluster and
+/// constraints are filled in: the shardings fixed in the IR), and hands the
+/// plan to `use`. Errors are diagnostics: at the op or argument a failure
+/// is about, else at the module.
+LogicalResult planModule(ModuleOp module, StringRef mesh, StringRef cluster,
+                         PlannerOptions options, PlanConsumer use);
+
 /// Writes the plan's JSON report to `reportPath` (unless empty; the file is
 /// kept only when complete) and its table to stdout when `printTable`.
 /// Fails with a diagnostic at `loc` when the file cannot be written.
