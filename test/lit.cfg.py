@@ -25,3 +25,6 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tools = [ToolSubst("dpc-opt", unresolved="fatal"),
          ToolSubst("dpc-run", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.dpc_tools_dir])
+# Upstream's mlir-opt reads what -dpc-export-shard writes.
+llvm_config.add_tool_substitutions([ToolSubst("mlir-opt", unresolved="fatal")],
+                                   [config.llvm_tools_dir])

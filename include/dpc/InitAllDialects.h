@@ -7,15 +7,17 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/Extensions/InlinerExtension.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 
 namespace mlir::dpc {
 
-/// Registers dpc and the upstream dialects its programs use.
+/// Registers dpc and the upstream dialects its programs use (`shard`: the
+/// plan exported for upstream tools).
 inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<DpcDialect, arith::ArithDialect, func::FuncDialect,
-                  tensor::TensorDialect>();
+                  shard::ShardDialect, tensor::TensorDialect>();
   func::registerInlinerExtension(registry);
 }
 

@@ -12,6 +12,9 @@
 // Without the reshards, the planned IR is not consistent: the verifier
 // says where.
 // RUN: not dpc-opt %s -dpc-train-pipeline -dpc-plan="mesh=2x2 dp=2 tp=2" -dpc-verify-shardings 2>&1 | FileCheck %s --check-prefix=UNRESHARDED
+// --emit=shard-mlir writes the plan in upstream's shard dialect.
+// RUN: dpc-opt %s --train --mesh=2x2 --dp=2 --tp=2 --emit=shard-mlir | FileCheck %s --check-prefix=SHARD
+// RUN: not dpc-opt %s --train --emit=cpu 2>&1 | FileCheck %s --check-prefix=EMIT
 // Errors of the training step point into this file.
 // RUN: not dpc-opt %s --train --optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=LOCATION
 
@@ -25,6 +28,11 @@
 // CHECK: %[[STEP:.*]]:3 = call @forward_backward({{.*}}) {dpc.sharding = [#dpc.sharding<@plan, [], partial = [dp : mean{{.*}}]>, #dpc.sharding<@plan, [{{.*}}], partial = [dp : sum{{.*}}]>
 // CHECK-NEXT: dpc.reshard %[[STEP]]#0 <@plan, []>
 // CHECK-NEXT: dpc.reshard %[[STEP]]#1 <@plan, [
+
+// SHARD: shard.grid @plan(shape = 1x2x2)
+// SHARD-NOT: #dpc.sharding
+// SHARD: shard.shard {{.*}} annotate_for_users
+// EMIT: dpc-opt: --emit=cpu is not a kind dpc-opt writes (mlir or shard-mlir; the CPU and CUDA backends are not built yet)
 
 // UNRESHARDED: error: 'dpc.matmul' op result #0 is declared
 

@@ -185,6 +185,12 @@ static llvm::cl::opt<std::string> planReport(
     llvm::cl::desc("Write the plan as JSON to this file"),
     llvm::cl::value_desc("FILE.json"));
 
+static llvm::cl::opt<std::string> emitKind(
+    "emit", llvm::cl::cat(planCategory), llvm::cl::init("mlir"),
+    llvm::cl::desc("What to write: mlir (dpc IR), or shard-mlir (the plan "
+                   "in upstream MLIR's shard dialect, -dpc-export-shard)"),
+    llvm::cl::value_desc("KIND"));
+
 static llvm::cl::list<std::string> dimSizes(
     "dim", llvm::cl::cat(importCategory),
     llvm::cl::desc("Size of a symbolic ONNX dimension: NAME=N (repeatable)"),
@@ -288,7 +294,11 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
     readPlanFlags(planOptions);
     mlir::dpc::addPlanPipeline(pm, planOptions);
   }
-  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+  if (failed(config.setupPassPipeline(pm)))
+    return failure();
+  if (emitKind == "shard-mlir")
+    pm.addPass(mlir::dpc::createExportShard());
+  if (failed(pm.run(*module)))
     return failure();
   // The table went to stdout; there is no IR to print.
   if (planOnly)
@@ -330,8 +340,14 @@ int main(int argc, char **argv) {
     }
     memoryLimitGiB = *gib;
   }
+  if (emitKind != "mlir" && emitKind != "shard-mlir") {
+    llvm::errs() << "dpc-opt: --emit=" << emitKind
+                 << " is not a kind dpc-opt writes (mlir or shard-mlir; the "
+                    "CPU and CUDA backends are not built yet)\n";
+    return EXIT_FAILURE;
+  }
   if (!StringRef(inputFilename).ends_with(".onnx") && !train &&
-      meshShape.empty())
+      meshShape.empty() && emitKind == "mlir")
     return asMainReturnCode(
         MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
   return succeeded(runDriver(inputFilename, outputFilename, registry,

@@ -7,6 +7,7 @@
 #ifndef DPC_TRANSFORMS_PASSES_H
 #define DPC_TRANSFORMS_PASSES_H
 
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::dpc {

@@ -291,6 +291,32 @@ def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
   ];
 }
 
+def ExportShard : Pass<"dpc-export-shard", "ModuleOp"> {
+  let summary = "Writes the plan's layouts in upstream MLIR's shard dialect";
+  let description = [{
+    For tools built on upstream MLIR: each `dpc.mesh` becomes a `shard.grid`
+    (axes by position), each value's `#dpc.sharding` a `shard.sharding` and
+    a `shard.shard` after the value is made (at the function's entry for an
+    argument), and each `dpc.reshard` a `shard.shard ... annotate_for_users`
+    of its input. The dpc ops and their stages and phases stay; the dpc
+    sharding attributes go. Upstream shardings have no partial results, so
+    a partial value's pending reduction rides on its `shard.shard` as the
+    string attribute `dpc.partial`. A mesh with its own device order cannot
+    be exported. `dpc-opt --emit=shard-mlir` runs this pass last.
+
+    ```mlir
+    dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=4]
+    %0 = dpc.relu %x {dpc.sharding = [#dpc.sharding<@plan, [dp, tp]>]} ...
+    // becomes
+    shard.grid @plan(shape = 1x2x4)
+    %0 = dpc.relu %x ...
+    %sharding = shard.sharding @plan split_axes = [[1], [2]] : !shard.sharding
+    %1 = shard.shard %0 to %sharding : tensor<8x16xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::shard::ShardDialect"];
+}
+
 def VerifyShardings : Pass<"dpc-verify-shardings", "ModuleOp"> {
   let summary = "Checks that a planned step's layouts follow from its rules";
   let description = [{
