@@ -45,8 +45,8 @@ bool isSameLayout(ShardingAttr a, ShardingAttr b, Operation *scope) {
 struct InsertReshardsPass
     : public dpc::impl::InsertReshardsBase<InsertReshardsPass> {
   void runOnOperation() override {
-    // One reshard per value and target layout within a block.
-    DenseMap<std::pair<Value, Attribute>, ReshardOp> made;
+    // One reshard per value, target layout and stage within a block.
+    DenseMap<std::tuple<Value, Attribute, Attribute>, ReshardOp> made;
     WalkResult walk = getOperation().walk([&](Operation *op) -> WalkResult {
       if (isa<ReshardOp>(op))
         return WalkResult::advance();
@@ -65,7 +65,11 @@ struct InsertReshardsPass
         }
         if (isSameLayout(have, want, op))
           continue;
-        ReshardOp &reshard = made[{operand.get(), want}];
+        // Shared by the users on one stage that want the same layout.
+        MeshOp mesh = lookupMesh(want, op);
+        ReshardOp &reshard = made[{operand.get(),
+                                   getCanonicalSharding(want, mesh),
+                                   op->getAttr(DpcDialect::kStageAttrName)}];
         if (!reshard || reshard->getBlock() != op->getBlock()) {
           OpBuilder builder(op);
           reshard =

@@ -25,14 +25,15 @@ func.func @megatron_mlp(%x: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan
   // CHECK: dpc.relu %[[SUM]]
   %2 = dpc.relu %1 {dpc.operand_shardings = [#dpc.sharding<@plan, [*, *]>], dpc.phase = #dpc.phase<forward>,
                     dpc.sharding = [#dpc.sharding<@plan, [*, *]>], dpc.stage = 0 : i64} : tensor<8x16xf32>
-  // Two users wanting the same layout share one reshard.
+  // Two users wanting the same layout share one reshard (dp has one device:
+  // (dp, tp) is tp).
   // CHECK: %[[SPLIT:.*]] = dpc.reshard %{{.*}} <@plan, [*, tp]> : tensor<8x16xf32>
   // CHECK-NEXT: dpc.neg %[[SPLIT]]
   // CHECK-NEXT: dpc.exp %[[SPLIT]]
   %3 = dpc.neg %2 {dpc.operand_shardings = [#dpc.sharding<@plan, [*, tp]>],
                    dpc.sharding = [#dpc.sharding<@plan, [*, tp]>]} : tensor<8x16xf32>
-  %4 = dpc.exp %2 {dpc.operand_shardings = [#dpc.sharding<@plan, [*, tp]>],
-                   dpc.sharding = [#dpc.sharding<@plan, [*, tp]>]} : tensor<8x16xf32>
+  %4 = dpc.exp %2 {dpc.operand_shardings = [#dpc.sharding<@plan, [*, (dp, tp)]>],
+                   dpc.sharding = [#dpc.sharding<@plan, [*, (dp, tp)]>]} : tensor<8x16xf32>
   %5 = dpc.add %3, %4 {dpc.operand_shardings = [#dpc.sharding<@plan, [*, tp]>, #dpc.sharding<@plan, [*, tp]>],
                        dpc.sharding = [#dpc.sharding<@plan, [*, tp]>]}
       : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
