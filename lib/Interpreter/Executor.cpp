@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Executor.h"
+#include "Collectives.h"
 #include "Elementwise.h"
 #include "Kernels.h"
 
@@ -306,6 +307,10 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       .Case([&](ReshardOp) { return one(operand(0)); })
       // One process runs every stage.
       .Case([&](TransferOp) { return one(operand(0)); })
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(
+          [&](Operation *) {
+            return one(runCollective(op, operand(0), rank, collectivesRun++));
+          })
 
       // Contractions and pooling.
       .Case([&](MatmulOp) {

@@ -18,13 +18,16 @@
 
 namespace mlir::dpc::interpreter {
 
+class CollectiveContext;
+
 /// The rank an executor plays among the simulated ranks of one
-/// interpretRanks call. Collective ops will find their peers through it
-/// (a context shared by the ranks, with one thread per rank); ops that do
-/// not communicate ignore it.
+/// interpretRanks call. Collective ops find their peers through the
+/// context the ranks share (one thread per rank); ops that do not
+/// communicate ignore it.
 struct RankContext {
   unsigned rank = 0;
   unsigned numRanks = 1;
+  CollectiveContext *collectives = nullptr;
 };
 
 /// Runs functions on compute tensors, as one rank.
@@ -58,6 +61,9 @@ private:
 
   InterpreterOptions options;
   RankContext rank;
+  /// Collectives this rank has run: the n-th of every rank of a group is
+  /// the same op.
+  uint64_t collectivesRun = 0;
   /// The depth of nested func.call, bounded so that recursion fails
   /// instead of overflowing the stack.
   unsigned depth = 0;

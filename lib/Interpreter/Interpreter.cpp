@@ -8,10 +8,13 @@
 
 #include "dpc/Interpreter/Interpreter.h"
 
+#include "Collectives.h"
 #include "Executor.h"
 #include "Tensor.h"
 
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -63,17 +66,28 @@ FailureOr<std::vector<std::vector<HostTensor>>>
 mlir::dpc::interpretRanks(func::FuncOp func,
                           ArrayRef<std::vector<HostTensor>> perRankArguments,
                           const InterpreterOptions &options) {
-  // Without collectives the ranks cannot observe each other, so they run
-  // one after the other. Collectives will need them to run concurrently
-  // (a thread per rank, meeting in a context shared through RankContext).
-  std::vector<std::vector<HostTensor>> results;
+  // A thread per rank: the ranks of a group meet at each collective.
   unsigned numRanks = perRankArguments.size();
-  for (unsigned rank = 0; rank < numRanks; ++rank) {
-    FailureOr<std::vector<HostTensor>> rankResults = runRank(
-        func, perRankArguments[rank], options, RankContext{rank, numRanks});
-    if (failed(rankResults))
+  CollectiveContext collectives;
+  std::vector<std::optional<std::vector<HostTensor>>> results(numRanks);
+  std::vector<std::thread> threads;
+  for (unsigned rank = 0; rank < numRanks; ++rank)
+    threads.emplace_back([&, rank] {
+      FailureOr<std::vector<HostTensor>> rankResults =
+          runRank(func, perRankArguments[rank], options,
+                  RankContext{rank, numRanks, &collectives});
+      if (failed(rankResults))
+        collectives.abort(rank);
+      else
+        results[rank] = std::move(*rankResults);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  std::vector<std::vector<HostTensor>> all;
+  for (std::optional<std::vector<HostTensor>> &rankResults : results) {
+    if (!rankResults)
       return failure();
-    results.push_back(std::move(*rankResults));
+    all.push_back(std::move(*rankResults));
   }
-  return results;
+  return all;
 }

@@ -231,3 +231,16 @@ func.func @planned(%x: tensor<4x8xf32> {dpc.sharding = #dpc.sharding<@plan, [dp,
   %3 = dpc.reduce_sum %2#0 [0, 1] {dpc.operand_shardings = [#dpc.sharding<@plan, [dp, *]>], dpc.phase = #dpc.phase<optimizer>} : tensor<4x4xf32> -> tensor<f32>
   return %3 : tensor<f32>
 }
+
+// CHECK-LABEL: func.func @collectives
+func.func @collectives(%x: tensor<8x16xf32>) {
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["tp"] <sum> : tensor<8x16xf32>
+  %0 = dpc.all_reduce %x over @plan ["tp"] <sum> : tensor<8x16xf32>
+  // CHECK: dpc.reduce_scatter %{{.*}} over @plan ["tp", "dp"] <mean> dim 0 : tensor<8x16xf32> -> tensor<2x16xf32>
+  %1 = dpc.reduce_scatter %x over @plan ["tp", "dp"] <mean> dim 0 : tensor<8x16xf32> -> tensor<2x16xf32>
+  // CHECK: dpc.all_gather %{{.*}} over @plan ["dp"] dim 1 : tensor<8x16xf32> -> tensor<8x32xf32>
+  %2 = dpc.all_gather %x over @plan ["dp"] dim 1 : tensor<8x16xf32> -> tensor<8x32xf32>
+  // CHECK: dpc.all_to_all %{{.*}} over @plan ["pp", "tp"] split 1 concat 0 : tensor<8x16xf32> -> tensor<32x4xf32>
+  %3 = dpc.all_to_all %x over @plan ["pp", "tp"] split 1 concat 0 : tensor<8x16xf32> -> tensor<32x4xf32>
+  return
+}

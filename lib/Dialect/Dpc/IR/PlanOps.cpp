@@ -27,6 +27,47 @@ std::optional<int64_t> MeshOp::getAxisSize(StringRef name) {
   return std::nullopt;
 }
 
+std::optional<unsigned> MeshOp::getAxisIndex(StringRef name) {
+  for (auto [i, axis] : llvm::enumerate(getAxisNames()))
+    if (cast<StringAttr>(axis).getValue() == name)
+      return i;
+  return std::nullopt;
+}
+
+SmallVector<int64_t> MeshOp::getGroup(int64_t device, ArrayRef<StringRef> axes) {
+  ArrayRef<int64_t> shape = getShape();
+  // A position in the mesh is the row-major index of its coordinates; the
+  // device there is that index, or its entry in `devices`.
+  std::optional<ArrayRef<int64_t>> ids = getDevices();
+  int64_t position = device;
+  if (ids)
+    position = llvm::find(*ids, device) - ids->begin();
+  SmallVector<int64_t> coordinates(shape.size());
+  for (int64_t i = shape.size() - 1, rest = position; i >= 0; --i) {
+    coordinates[i] = rest % shape[i];
+    rest /= shape[i];
+  }
+  SmallVector<unsigned> varying;
+  int64_t size = 1;
+  for (StringRef axis : axes) {
+    varying.push_back(*getAxisIndex(axis));
+    size *= shape[varying.back()];
+  }
+  SmallVector<int64_t> group;
+  for (int64_t member = 0; member < size; ++member) {
+    // The member's coordinates along `axes`, the first axis major.
+    for (int64_t i = varying.size() - 1, rest = member; i >= 0; --i) {
+      coordinates[varying[i]] = rest % shape[varying[i]];
+      rest /= shape[varying[i]];
+    }
+    int64_t at = 0;
+    for (auto [coordinate, extent] : llvm::zip_equal(coordinates, shape))
+      at = at * extent + coordinate;
+    group.push_back(ids ? (*ids)[at] : at);
+  }
+  return group;
+}
+
 int64_t MeshOp::getNumDevices() {
   int64_t devices = 1;
   for (int64_t size : getShape())

@@ -12,6 +12,7 @@
 
 include "dpc/Dialect/Dpc/IR/DpcDialect.td"
 include "dpc/Dialect/Dpc/IR/DpcEnums.td"
+include "dpc/Interfaces/ReductionKind.td"
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 
@@ -95,6 +96,12 @@ def Dpc_PhaseAttr : EnumAttr<Dpc_Dialect, Dpc_Phase, "phase"> {
     `backward`, and the training-step builder marks the update in
     `@train_step` as `optimizer`: `dpc.phase = #dpc.phase<backward>`.
   }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def Dpc_ReductionKindAttr : EnumAttr<Dpc_Dialect, Dpc_ReductionKind,
+                                     "reduction"> {
+  let summary = "How a collective combines the values of a group";
   let assemblyFormat = "`<` $value `>`";
 }
 

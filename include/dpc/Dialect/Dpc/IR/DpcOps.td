@@ -909,7 +909,14 @@ def Dpc_MeshOp : Dpc_Op<"mesh", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let extraClassDeclaration = [{
     /// The size of axis `name`, or nullopt when the mesh has none.
     std::optional<int64_t> getAxisSize(::llvm::StringRef name);
+    /// The position of axis `name`, or nullopt.
+    std::optional<unsigned> getAxisIndex(::llvm::StringRef name);
     int64_t getNumDevices();
+    /// The devices of `device`'s group over `axes` (axes of the mesh), in
+    /// the group's order: by their coordinates along `axes`, the first
+    /// axis major.
+    ::llvm::SmallVector<int64_t>
+    getGroup(int64_t device, ::llvm::ArrayRef<::llvm::StringRef> axes);
   }];
 }
 
@@ -973,6 +980,120 @@ def Dpc_TransferOp : Dpc_Op<"transfer", [Pure,
       return ::mlir::dpc::getElementwiseShardingRule(getOperation());
     }
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives: the ranks of a mesh-axis group exchange their local values
+//===----------------------------------------------------------------------===//
+
+class Dpc_CollectiveOp<string mnemonic, string semantics,
+                       string constraints, list<Trait> traits = []>
+    : Dpc_Op<mnemonic, traits # [
+        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let description = [{
+    Runs in a partitioned program, on each rank's local value. The group of
+    a rank is every rank of `mesh` whose coordinates differ from its own
+    only along `axes`; within the group, ranks are ordered by their
+    coordinates along `axes`, the first listed axis major. Every rank of
+    the mesh runs the op (a program is the same on every rank), each with
+    its own group.
+
+    }] # semantics # [{
+
+    Constraints:
+    - (C1) `mesh` names a `dpc.mesh` of the enclosing module.
+    - (C2) `axes` is a non-empty list of distinct axes of the mesh.
+    }] # constraints;
+  let hasVerifier = 1;
+  code extraCollectiveDeclaration = [{
+    /// The number of ranks in each group.
+    int64_t getGroupSize();
+  }];
+  let extraClassDeclaration = extraCollectiveDeclaration;
+}
+
+def Dpc_AllReduceOp : Dpc_CollectiveOp<"all_reduce",
+    [{Every rank of a group receives the reduction of the group's values
+    by `kind` (`mean`: the sum divided by the group's size).
+
+    ```mlir
+    %1 = dpc.all_reduce %0 over @plan ["tp"] <sum> : tensor<8x16xf32>
+    ```}],
+    [{- (C3) `result` has the type of `input`.
+    - (C4) `mean` reduces floating-point values.}],
+    [AllTypesMatch<["input", "result"]>]> {
+  let summary = "Reduces the values of a group and gives every rank the result";
+  let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Dpc_ReductionKindAttr:$kind);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `over` $mesh $axes $kind attr-dict `:` "
+                       "type($result)";
+}
+
+def Dpc_ReduceScatterOp : Dpc_CollectiveOp<"reduce_scatter",
+    [{The reduction of the group's values by `kind`, split along `dim` into
+    as many blocks as the group has ranks: the i-th rank of the group
+    receives block i.
+
+    ```mlir
+    %1 = dpc.reduce_scatter %0 over @plan ["tp"] <sum> dim 0
+        : tensor<8x16xf32> -> tensor<4x16xf32>
+    ```}],
+    [{- (C3) `dim` is a dimension of `input`, and the group's size divides
+      its size.
+    - (C4) `result` has the element type of `input` and its shape with
+      dimension `dim` divided by the group's size.
+    - (C5) `mean` reduces floating-point values.}]> {
+  let summary = "Reduces the values of a group and gives each rank a block";
+  let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Dpc_ReductionKindAttr:$kind,
+                       I64Attr:$dim);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `over` $mesh $axes $kind `dim` $dim attr-dict "
+                       "`:` type($input) `->` type($result)";
+}
+
+def Dpc_AllGatherOp : Dpc_CollectiveOp<"all_gather",
+    [{Every rank of a group receives the group's values concatenated along
+    `dim`, in the group's order.
+
+    ```mlir
+    %1 = dpc.all_gather %0 over @plan ["tp"] dim 0
+        : tensor<4x16xf32> -> tensor<8x16xf32>
+    ```}],
+    [{- (C3) `dim` is a dimension of `input`.
+    - (C4) `result` has the element type of `input` and its shape with
+      dimension `dim` multiplied by the group's size.}]> {
+  let summary = "Concatenates the values of a group on every rank";
+  let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `over` $mesh $axes `dim` $dim attr-dict `:` "
+                       "type($input) `->` type($result)";
+}
+
+def Dpc_AllToAllOp : Dpc_CollectiveOp<"all_to_all",
+    [{Each rank splits its value along `split_dim` into as many blocks as
+    the group has ranks and sends block j to the j-th rank of the group;
+    each rank concatenates what it receives along `concat_dim`, in the
+    group's order. It moves a split from `concat_dim` to `split_dim`.
+
+    ```mlir
+    %1 = dpc.all_to_all %0 over @plan ["tp"] split 1 concat 0
+        : tensor<4x16xf32> -> tensor<8x8xf32>
+    ```}],
+    [{- (C3) `split_dim` and `concat_dim` are dimensions of `input`, and the
+      group's size divides the size of `split_dim`.
+    - (C4) `result` has the element type of `input` and its shape with
+      `split_dim` divided and `concat_dim` multiplied by the group's size.}]> {
+  let summary = "Exchanges blocks among the ranks of a group";
+  let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$split_dim,
+                       I64Attr:$concat_dim);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `over` $mesh $axes `split` $split_dim `concat` "
+                       "$concat_dim attr-dict `:` type($input) `->` "
+                       "type($result)";
 }
 
 #endif // DPC_DIALECT_DPC_IR_DPCOPS
