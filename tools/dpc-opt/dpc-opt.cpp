@@ -29,6 +29,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 static llvm::cl::OptionCategory importCategory("ONNX import options");
@@ -143,7 +145,8 @@ static FailureOr<double> parseMemorySize(StringRef text, std::string &error) {
       [](char c) { return llvm::isDigit(c) || c == '.' || c == 'e'; });
   number = number.drop_back(unit.size());
   double value;
-  if (number.empty() || number.getAsDouble(value) || !(value > 0)) {
+  if (number.empty() || number.getAsDouble(value) || !(value > 0) ||
+      std::isinf(value)) {
     error = "'" + text.str() + "' is not a positive size";
     return failure();
   }
@@ -331,6 +334,15 @@ int main(int argc, char **argv) {
     llvm::errs() << "dpc-opt: --plan-only and --plan-report need --mesh\n";
     return EXIT_FAILURE;
   }
+  for (auto [flag, degree] :
+       {std::pair<StringRef, int64_t>("dp", fixedDataParallel),
+        {"tp", fixedTensorParallel},
+        {"pp", fixedPipelineParallel}})
+    if (degree != 0 && meshShape.empty()) {
+      llvm::errs() << "dpc-opt: --" << flag << " fixes a degree of a plan "
+                   << "and needs --mesh\n";
+      return EXIT_FAILURE;
+    }
   if (!memoryLimit.empty()) {
     std::string error;
     FailureOr<double> gib = parseMemorySize(memoryLimit, error);

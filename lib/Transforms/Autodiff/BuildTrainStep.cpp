@@ -22,6 +22,10 @@ namespace mlir::dpc {
 #include "dpc/Transforms/Passes.h.inc"
 } // namespace mlir::dpc
 
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -123,12 +127,62 @@ struct BuildTrainStepPass
       module.emitError("no @forward_backward; run -dpc-differentiate first");
       return signalPassFailure();
     }
-    if (failed(build(module, forwardBackward)))
+    if (failed(checkOptions(forwardBackward.getLoc())) ||
+        failed(build(module, forwardBackward)))
       signalPassFailure();
   }
 
   LogicalResult build(ModuleOp module, func::FuncOp forwardBackward);
+  /// Checks every option against its range, naming the option.
+  LogicalResult checkOptions(Location loc);
 };
+
+/// The most micro-batches a step unrolls: each is a call in @train_step.
+constexpr int64_t kMaxMicroBatches = 4096;
+
+/// `value` as a person writes it: 0.9, 1e-08, inf, nan.
+static std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+LogicalResult BuildTrainStepPass::checkOptions(Location loc) {
+  struct Range {
+    StringRef name;
+    double value, low, high;
+    bool lowOpen, highOpen;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const Range ranges[] = {
+      {"lr", defaultLr, 0.0, inf, false, true},
+      {"momentum", momentum, 0.0, 1.0, false, true},
+      {"beta1", beta1, 0.0, 1.0, false, true},
+      {"beta2", beta2, 0.0, 1.0, false, true},
+      {"epsilon", epsilon, 0.0, inf, true, true},
+      {"weight-decay", weightDecay, 0.0, inf, false, true},
+      {"max-grad-norm", maxGradNorm, 0.0, inf, false, true}};
+  for (const Range &range : ranges) {
+    bool aboveLow =
+        range.lowOpen ? range.value > range.low : range.value >= range.low;
+    bool belowHigh =
+        range.highOpen ? range.value < range.high : range.value <= range.high;
+    // NaN fails both comparisons.
+    if (!aboveLow || !belowHigh)
+      return emitError(loc, "--")
+             << range.name << "=" << formatNumber(range.value) << " is outside "
+             << (range.lowOpen ? "(" : "[") << formatNumber(range.low) << ", "
+             << formatNumber(range.high) << (range.highOpen ? ")" : "]");
+  }
+  int64_t count = microBatches, interval = lossScaleGrowthInterval;
+  if (count < 1 || count > kMaxMicroBatches)
+    return emitError(loc, "--micro-batches=")
+           << count << " is outside [1, " << kMaxMicroBatches << "]";
+  if (interval < 1)
+    return emitError(loc, "--loss-scale-growth-interval=")
+           << interval << " must be at least 1";
+  return success();
+}
 
 LogicalResult BuildTrainStepPass::build(ModuleOp module,
                                         func::FuncOp forwardBackward) {
@@ -141,8 +195,6 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
   FailureOr<Optimizer> rule = Optimizer::get(config, loc);
   if (failed(rule))
     return failure();
-  if (microBatches < 1)
-    return emitError(loc, "micro-batches must be at least 1");
 
   OpBuilder b(module.getBodyRegion());
   b.setInsertionPointToEnd(module.getBody());

@@ -9,6 +9,10 @@ namespace mlir::dpc {
 #include "dpc/Transforms/Passes.h.inc"
 } // namespace mlir::dpc
 
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -21,12 +25,26 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     // A planned step's reshards are the last plan's layout changes; the
     // new plan places its own (the shardings it keeps stay on the ops).
     eraseReshards(module);
-    if (memoryLimit < 0 || dataParallel < 0 || tensorParallel < 0 ||
-        pipelineParallel < 0 || exposedTensorComm < 0 ||
-        exposedTensorComm > 1) {
-      emitError(module.getLoc(),
-                "memory-limit, dp, tp and pp must not be negative, "
-                "and exposed-tp-comm must be within [0, 1]");
+    for (auto [name, degree] : {std::pair<StringRef, int64_t>(
+                                    "dp", dataParallel),
+                                {"tp", tensorParallel},
+                                {"pp", pipelineParallel}})
+      if (degree < 0 || degree > (int64_t(1) << 31)) {
+        emitError(module.getLoc(), "--")
+            << name << "=" << degree
+            << " is outside [0, 2^31] (0: the planner chooses)";
+        return signalPassFailure();
+      }
+    if (!(memoryLimit >= 0) || std::isinf(memoryLimit.getValue())) {
+      emitError(module.getLoc(), "--memory-limit=")
+          << llvm::formatv("{0}", double(memoryLimit))
+          << " GiB is not a finite size";
+      return signalPassFailure();
+    }
+    if (!(exposedTensorComm >= 0 && exposedTensorComm <= 1)) {
+      emitError(module.getLoc(), "exposed-tp-comm=")
+          << llvm::formatv("{0}", double(exposedTensorComm))
+          << " is outside [0, 1]";
       return signalPassFailure();
     }
     PlannerOptions options;

@@ -1,0 +1,44 @@
+// Every training and planning flag refuses a value outside its range, with
+// a message that names the flag and the range, at the user's file.
+// RUN: not dpc-opt %s --train --lr=nan 2>&1 | FileCheck %s --check-prefix=LR-NAN
+// RUN: not dpc-opt %s --train --lr=inf 2>&1 | FileCheck %s --check-prefix=LR-INF
+// RUN: not dpc-opt %s --train --lr=-1 2>&1 | FileCheck %s --check-prefix=LR-NEG
+// RUN: not dpc-opt %s --train --optimizer=momentum --momentum=-5 2>&1 | FileCheck %s --check-prefix=MOMENTUM
+// RUN: not dpc-opt %s --train --optimizer=adam --beta1=2 2>&1 | FileCheck %s --check-prefix=BETA1
+// RUN: not dpc-opt %s --train --optimizer=adam --beta2=1 2>&1 | FileCheck %s --check-prefix=BETA2
+// RUN: not dpc-opt %s --train --optimizer=adam --epsilon=0 2>&1 | FileCheck %s --check-prefix=EPSILON
+// RUN: not dpc-opt %s --train --weight-decay=nan 2>&1 | FileCheck %s --check-prefix=DECAY
+// RUN: not dpc-opt %s --train --max-grad-norm=-1 2>&1 | FileCheck %s --check-prefix=CLIP
+// RUN: not dpc-opt %s --train --micro-batches=1000000 2>&1 | FileCheck %s --check-prefix=MICRO
+// RUN: not dpc-opt %s --train --micro-batches=0 2>&1 | FileCheck %s --check-prefix=MICRO-ZERO
+// RUN: not dpc-opt %s --train --precision=fp16 --loss-scale-growth-interval=0 2>&1 | FileCheck %s --check-prefix=GROWTH
+// RUN: not dpc-opt %s --train --dp=2 2>&1 | FileCheck %s --check-prefix=NO-MESH
+// RUN: not dpc-opt %s --train --mesh=4 --dp=-2 2>&1 | FileCheck %s --check-prefix=DP
+// RUN: not dpc-opt %s --train --mesh=4 --pp=4294967296 2>&1 | FileCheck %s --check-prefix=PP
+// RUN: not dpc-opt %s --train --mesh=4 --memory-limit=1e400 2>&1 | FileCheck %s --check-prefix=MEMORY
+
+// LR-NAN: bad-flags.mlir:[[@LINE+16]]:1: error: --lr=nan is outside [0, inf)
+// LR-INF: error: --lr=inf is outside [0, inf)
+// LR-NEG: error: --lr=-1 is outside [0, inf)
+// MOMENTUM: error: --momentum=-5 is outside [0, 1)
+// BETA1: error: --beta1=2 is outside [0, 1)
+// BETA2: error: --beta2=1 is outside [0, 1)
+// EPSILON: error: --epsilon=0 is outside (0, inf)
+// DECAY: error: --weight-decay=nan is outside [0, inf)
+// CLIP: error: --max-grad-norm=-1 is outside [0, inf)
+// MICRO: error: --micro-batches=1000000 is outside [1, 4096]
+// MICRO-ZERO: error: --micro-batches=0 is outside [1, 4096]
+// GROWTH: error: --loss-scale-growth-interval=0 must be at least 1
+// NO-MESH: dpc-opt: --dp fixes a degree of a plan and needs --mesh
+// DP: error: --dp=-2 is outside [0, 2^31] (0: the planner chooses)
+// PP: error: --pp=4294967296 is outside [0, 2^31] (0: the planner chooses)
+// MEMORY: dpc-opt: --memory-limit: '1e400' is not a positive size
+func.func @forward(%x: tensor<8x4xf32> {dpc.input = "x"},
+                   %labels: tensor<8xi64> {dpc.input = "labels"},
+                   %w: tensor<4x4xf32> {dpc.param = "w"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w : (tensor<8x4xf32>, tensor<4x4xf32>) -> tensor<8x4xf32>
+  %loss = dpc.softmax_cross_entropy %0, %labels mean {ignore_index = -100 : i64}
+      : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
