@@ -1,7 +1,7 @@
 //===- ElementwiseConverters.cpp - ONNX elementwise ops -------------------===//
 //
 // Unary and broadcasting binary ops, comparisons, Where, Cast and the
-// activation functions that decompose into them (Clip, HardSigmoid,
+// activation functions that decompose into them (Clip, HardSigmoid, HardSwish,
 // LeakyRelu). Literal inputs fold, since exports compute shapes and masks
 // with these ops.
 //
@@ -299,21 +299,37 @@ LogicalResult convertClip(NodeContext &node) {
   return success();
 }
 
-LogicalResult convertHardSigmoid(NodeContext &node) {
-  Value input = node.getInput(0);
-  if (!input)
-    return failure();
+/// max(0, min(1, alpha * x + beta)).
+Value createHardSigmoid(NodeContext &node, Value input, double alpha,
+                        double beta) {
   Type elementType = getElementTypeOf(input);
-  double alpha = node.getFloat("alpha", 0.2f),
-         beta = node.getFloat("beta", 0.5f);
   Value scaled =
       node.createBinary<MulOp>(input, node.createScalar(alpha, elementType));
   Value shifted =
       node.createBinary<AddOp>(scaled, node.createScalar(beta, elementType));
   Value upper =
       node.createBinary<MinOp>(shifted, node.createScalar(1.0, elementType));
-  node.setOutput(
-      0, node.createBinary<MaxOp>(upper, node.createScalar(0.0, elementType)));
+  return node.createBinary<MaxOp>(upper,
+                                  node.createScalar(0.0, elementType));
+}
+
+LogicalResult convertHardSigmoid(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(0, createHardSigmoid(node, input, node.getFloat("alpha", 0.2f),
+                                      node.getFloat("beta", 0.5f)));
+  return success();
+}
+
+/// x * HardSigmoid(x) with alpha 1/6 and beta 1/2 (MobileNetV3's; PyTorch
+/// exports nn.Hardswish as this op at opsets 14 to 17).
+LogicalResult convertHardSwish(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(0, node.createBinary<MulOp>(
+                        input, createHardSigmoid(node, input, 1.0 / 6.0, 0.5)));
   return success();
 }
 
@@ -366,5 +382,6 @@ void mlir::dpc::onnx_import::addElementwiseConverters(
   converters["Cast"] = convertCast;
   converters["Clip"] = convertClip;
   converters["HardSigmoid"] = convertHardSigmoid;
+  converters["HardSwish"] = convertHardSwish;
   converters["LeakyRelu"] = convertLeakyRelu;
 }
