@@ -323,6 +323,62 @@ std::optional<std::vector<int64_t>> readInts(NodeContext &node, unsigned i,
   return literal->getInts();
 }
 
+/// Pad in constant mode, pads known at import time (PyTorch puts one before
+/// every AvgPool2d that counts padding).
+LogicalResult convertPad(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  if (!shape)
+    return failure();
+  std::string mode = node.getString("mode", "constant");
+  if (mode != "constant")
+    return node.emitError() << "mode '" << mode
+                            << "' is not supported (only 'constant')";
+  std::vector<int64_t> pads;
+  double value = 0.0;
+  if (node.getOpset() < 11) {
+    pads = node.getInts("pads");
+    value = node.getFloat("value", 0.0f);
+  } else {
+    bool failed = false;
+    std::optional<std::vector<int64_t>> read =
+        readInts(node, 1, "pads", failed);
+    if (failed)
+      return failure();
+    if (!read)
+      return node.emitError() << "needs pads";
+    pads = *read;
+    if (node.hasInput(2)) {
+      const Literal *constant = node.requireLiteral(2, "constant_value");
+      if (!constant)
+        return failure();
+      value = constant->isFloat() ? constant->getFloat(0)
+                                  : double(constant->getInts().front());
+    }
+  }
+  int64_t rank = shape->size();
+  if (int64_t(pads.size()) != 2 * rank)
+    return node.emitError() << "has " << pads.size() << " pads for rank "
+                            << rank << " (2 per dimension)";
+  if (llvm::any_of(pads, [](int64_t pad) { return pad < 0; }))
+    return node.emitError() << "negative pads (cropping) are not supported";
+  std::vector<int64_t> low(pads.begin(), pads.begin() + rank),
+      high(pads.begin() + rank, pads.end()), resultShape(*shape);
+  for (int64_t d = 0; d < rank; ++d)
+    resultShape[d] += low[d] + high[d];
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  OpBuilder &builder = node.getBuilder();
+  auto type = RankedTensorType::get(resultShape, getElementTypeOf(input));
+  node.setOutput(0, PadOp::create(builder, node.getLoc(), type, input,
+                                  builder.getDenseI64ArrayAttr(low),
+                                  builder.getDenseI64ArrayAttr(high),
+                                  builder.getDenseI64ArrayAttr(
+                                      std::vector<int64_t>(rank, 0)),
+                                  builder.getF64FloatAttr(value)));
+  return success();
+}
+
 LogicalResult convertSlice(NodeContext &node) {
   std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
   if (!shape)
@@ -601,6 +657,7 @@ void mlir::dpc::onnx_import::addShapeConverters(OpConverterMap &converters) {
   converters["Transpose"] = convertTranspose;
   converters["Concat"] = convertConcat;
   converters["Slice"] = convertSlice;
+  converters["Pad"] = convertPad;
   converters["Split"] = convertSplit;
   converters["Gather"] = convertGather;
   converters["Expand"] = convertExpand;
