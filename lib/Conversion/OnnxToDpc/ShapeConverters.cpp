@@ -331,8 +331,8 @@ LogicalResult convertPad(NodeContext &node) {
     return failure();
   std::string mode = node.getString("mode", "constant");
   if (mode != "constant")
-    return node.emitError() << "mode '" << mode
-                            << "' is not supported (only 'constant')";
+    return node.emitError()
+           << "mode '" << mode << "' is not supported (only 'constant')";
   std::vector<int64_t> pads;
   double value = 0.0;
   if (node.getOpset() < 11) {
