@@ -117,6 +117,34 @@ LogicalResult convertDiv(NodeContext &node) {
       node, std::divides<double>(),
       [](int64_t a, int64_t b) { return b == 0 ? 0 : a / b; });
 }
+/// Mod of values known at import time (window arithmetic of shifted-window
+/// attention): with `fmod` the sign of the dividend (C's fmod), else that
+/// of the divisor (Python's %). A zero divisor gives 0, as for Div.
+LogicalResult convertMod(NodeContext &node) {
+  if (!node.allInputsLiteral())
+    return node.emitError() << "needs its inputs known at import time (dpc "
+                               "folds Mod; it has no Mod op)";
+  bool fmod = node.getInt("fmod", 0) != 0;
+  auto floatMod = [fmod](double a, double b) {
+    if (b == 0)
+      return 0.0;
+    double r = std::fmod(a, b);
+    return !fmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  };
+  auto intMod = [fmod](int64_t a, int64_t b) -> int64_t {
+    if (b == 0)
+      return 0;
+    int64_t r = a % b;
+    return !fmod && r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+  };
+  std::optional<Literal> result =
+      foldBinary(*node.getLiteral(0), *node.getLiteral(1), floatMod, intMod);
+  if (!result)
+    return node.emitError() << "input shapes do not broadcast";
+  node.setOutput(0, std::move(*result));
+  return success();
+}
+
 LogicalResult convertPow(NodeContext &node) {
   // The exponent may have another element type than the base; a literal
   // exponent is converted to the base's.
@@ -309,8 +337,7 @@ Value createHardSigmoid(NodeContext &node, Value input, double alpha,
       node.createBinary<AddOp>(scaled, node.createScalar(beta, elementType));
   Value upper =
       node.createBinary<MinOp>(shifted, node.createScalar(1.0, elementType));
-  return node.createBinary<MaxOp>(upper,
-                                  node.createScalar(0.0, elementType));
+  return node.createBinary<MaxOp>(upper, node.createScalar(0.0, elementType));
 }
 
 LogicalResult convertHardSigmoid(NodeContext &node) {
@@ -366,6 +393,7 @@ void mlir::dpc::onnx_import::addElementwiseConverters(
   converters["Sub"] = convertSub;
   converters["Mul"] = convertMul;
   converters["Div"] = convertDiv;
+  converters["Mod"] = convertMod;
   converters["Pow"] = convertPow;
   converters["Max"] = convertMax;
   converters["Min"] = convertMin;

@@ -1,0 +1,65 @@
+"""Mod of values known at import time (shifted-window attention computes
+its window indices so) folds with ONNX's semantics: the divisor's sign by
+default, the dividend's under fmod=1; Mod of a graph input is a clear error
+that names the node."""
+
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from dpc.interpreter import interpret
+from dpc.tools import tool
+
+
+def _model(path, a, b, graph_input=False):
+    inits = [numpy_helper.from_array(b, "b")]
+    inputs = []
+    if graph_input:
+        inputs.append(helper.make_tensor_value_info("a", TensorProto.INT64, list(a.shape)))
+    else:
+        inits.append(numpy_helper.from_array(a, "a"))
+    elem = TensorProto.INT64 if a.dtype == np.int64 else TensorProto.FLOAT
+    nodes = [helper.make_node("Mod", ["a", "b"], ["python"], name="window_mod",
+                              fmod=0 if a.dtype == np.int64 else 1),
+             helper.make_node("Mod", ["a", "b"], ["c"], name="window_fmod", fmod=1)]
+    outputs = [helper.make_tensor_value_info(n, elem, list(a.shape)) for n in ("python", "c")]
+    graph = helper.make_graph(nodes, "mod", inputs, outputs, initializer=inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_integer_mod_folds_with_both_sign_rules(tmp_path):
+    a = np.array([-7, 5, 9, -3, 0, 8], np.int64)
+    b = np.array([4, -3, 4, 2, 5, -8], np.int64)
+    path = str(tmp_path / "mod.onnx")
+    _model(path, a, b)
+    got = interpret(path, {})
+    np.testing.assert_array_equal(got["python"], np.mod(a, b))
+    np.testing.assert_array_equal(got["c"], np.fmod(a, b))
+
+
+def test_float_mod_is_fmod(tmp_path):
+    """Float Mod folds where its operands are known: scalar Constant nodes
+    (float initializers and larger float constants are parameters)."""
+    path = str(tmp_path / "mod.onnx")
+    nodes = [helper.make_node("Constant", [], ["a"], value=numpy_helper.from_array(
+                 np.array(-7.5, np.float32))),
+             helper.make_node("Constant", [], ["b"], value=numpy_helper.from_array(
+                 np.array(4.0, np.float32))),
+             helper.make_node("Mod", ["a", "b"], ["c"], fmod=1)]
+    graph = helper.make_graph(nodes, "mod", [], [
+        helper.make_tensor_value_info("c", TensorProto.FLOAT, [])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    got = interpret(path, {})
+    assert got["c"] == np.fmod(np.float32(-7.5), np.float32(4.0))
+
+
+def test_mod_of_a_graph_input_is_a_clear_error(tmp_path):
+    a = np.array([1, 2], np.int64)
+    path = str(tmp_path / "mod.onnx")
+    _model(path, a, np.array([2, 2], np.int64), graph_input=True)
+    r = subprocess.run([tool("dpc-opt"), path], capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "node 'window_mod' (Mod): needs its inputs known at import time" in r.stderr
