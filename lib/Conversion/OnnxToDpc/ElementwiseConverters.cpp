@@ -263,20 +263,17 @@ LogicalResult convertWhere(NodeContext &node) {
   return success();
 }
 
-LogicalResult convertCast(NodeContext &node) {
-  int64_t to = node.getInt("to", 0);
-  std::optional<DType> dtype = getDType(to);
-  if (!dtype)
-    return node.emitError() << "cannot cast to " << getOnnxTypeName(to);
+/// Input 0 cast to `dtype`, folded when it is known at import time.
+LogicalResult castTo(NodeContext &node, DType dtype) {
   if (const Literal *input = node.getLiteral(0)) {
-    node.setOutput(0, foldCast(*input, *dtype));
+    node.setOutput(0, foldCast(*input, dtype));
     return success();
   }
   Value input = node.getInput(0);
   if (!input)
     return failure();
   auto type = RankedTensorType::get(getShapeOf(input),
-                                    node.getImporter().getElementType(*dtype));
+                                    node.getImporter().getElementType(dtype));
   if (type == input.getType()) {
     node.setOutput(0, input);
     return success();
@@ -285,6 +282,37 @@ LogicalResult convertCast(NodeContext &node) {
                  CastOp::create(node.getBuilder(), node.getLoc(), type, input)
                      .getResult());
   return success();
+}
+
+LogicalResult convertCast(NodeContext &node) {
+  int64_t to = node.getInt("to", 0);
+  std::optional<DType> dtype = getDType(to);
+  if (!dtype)
+    return node.emitError() << "cannot cast to " << getOnnxTypeName(to);
+  return castTo(node, *dtype);
+}
+
+/// Cast to the element type of input 1 (opset 15).
+LogicalResult convertCastLike(NodeContext &node) {
+  std::optional<DType> dtype;
+  if (const Literal *like = node.getLiteral(1)) {
+    dtype = like->dtype;
+  } else if (std::optional<RankedTensorType> like = node.getInputType(1)) {
+    for (DType candidate :
+         {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64,
+          DType::I32, DType::I16, DType::I8, DType::Bool})
+      if (node.getImporter().getElementType(candidate) ==
+          like->getElementType()) {
+        dtype = candidate;
+        break;
+      }
+  } else {
+    return failure();
+  }
+  if (!dtype)
+    return node.emitError() << "cannot cast to the element type of its "
+                               "second input";
+  return castTo(node, *dtype);
 }
 
 /// Reads a scalar bound given as an optional input (opset 11+) or as an
@@ -408,6 +436,7 @@ void mlir::dpc::onnx_import::addElementwiseConverters(
   converters["GreaterOrEqual"] = convertCompare<ComparePredicate::ge>;
   converters["Where"] = convertWhere;
   converters["Cast"] = convertCast;
+  converters["CastLike"] = convertCastLike;
   converters["Clip"] = convertClip;
   converters["HardSigmoid"] = convertHardSigmoid;
   converters["HardSwish"] = convertHardSwish;
