@@ -358,6 +358,14 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       .Case([&](ReduceMeanOp r) { return reduction(r, ReduceKind::Mean); })
       .Case([&](ReduceMaxOp r) { return reduction(r, ReduceKind::Max); })
       .Case([&](ReduceMinOp r) { return reduction(r, ReduceKind::Min); })
+      .Case([&](ArgMaxOp arg) {
+        return one(argReduce(operand(0), arg.getAxis(), /*largest=*/true,
+                             arg.getSelectLastIndex(), resultShape()));
+      })
+      .Case([&](ArgMinOp arg) {
+        return one(argReduce(operand(0), arg.getAxis(), /*largest=*/false,
+                             arg.getSelectLastIndex(), resultShape()));
+      })
       .Case([&](SoftmaxOp s) {
         return one(softmax(operand(0), s.getAxis(), /*logarithm=*/false));
       })

@@ -132,6 +132,10 @@ Tensor reduce(const Tensor &input, ArrayRef<int64_t> dims, ReduceKind kind,
 
 /// Softmax (or log-softmax) along `axis`, the maximum subtracted first.
 Tensor softmax(const Tensor &input, int64_t axis, bool logarithm);
+/// The index of the largest (`largest`) or smallest element of each slice
+/// along `axis`: the first, or the last under `last`; an i64 tensor.
+Tensor argReduce(const Tensor &input, int64_t axis, bool largest, bool last,
+                 ArrayRef<int64_t> resultShape);
 
 //===----------------------------------------------------------------------===//
 // Normalizations (Normalization.cpp)

@@ -116,3 +116,34 @@ Tensor interpreter::softmax(const Tensor &input, int64_t axis, bool logarithm) {
   });
   return result;
 }
+
+Tensor interpreter::argReduce(const Tensor &input, int64_t axis, bool largest,
+                              bool last, ArrayRef<int64_t> resultShape) {
+  ArrayRef<int64_t> shape = input.getShape();
+  int64_t outer = 1, inner = 1, size = shape[axis];
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  Tensor result(ElementKind::I64, resultShape);
+  MutableArrayRef<int64_t> out = result.getData<int64_t>();
+  dispatchKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    ArrayRef<T> in = input.getData<T>();
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0;
+        T held = in[o * size * inner + i];
+        for (int64_t k = 1; k < size; ++k) {
+          T value = in[(o * size + k) * inner + i];
+          bool better = largest ? value > held : value < held;
+          if (better || (last && value == held)) {
+            best = k;
+            held = value;
+          }
+        }
+        out[o * inner + i] = best;
+      }
+  });
+  return result;
+}

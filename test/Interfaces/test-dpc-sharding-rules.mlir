@@ -51,6 +51,9 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   %m = dpc.reduce_mean %l [1] : tensor<8x10xf32> -> tensor<8xf32>
   // CHECK: dpc.reduce_max {{.*}}dpc.sharding_rule = "([a,b])->([b]) {a=8 reduction(max), b=10}"
   %x = dpc.reduce_max %l [0] : tensor<8x10xf32> -> tensor<10xf32>
+  // The index is a position along the whole axis.
+  // CHECK: dpc.argmax {{.*}}dpc.sharding_rule = "([a,b])->([a]) {a=8, b=10 whole}"
+  %am = dpc.argmax %l axis 1 : tensor<8x10xf32> -> tensor<8xi64>
   // CHECK: dpc.reduce_min {{.*}}dpc.sharding_rule = "([a,b])->([]) {a=8 reduction(min), b=10 reduction(min)}"
   %n = dpc.reduce_min %l [0, 1] : tensor<8x10xf32> -> tensor<f32>
   // CHECK: dpc.conv2d {{.*}}dpc.sharding_rule = "([a,c,d,e],[b,c,f,g])->([a,b,_,_]) {a=2, b=6, c=3 reduction, d=8 whole, e=8 whole, f=3 whole, g=3 whole}"

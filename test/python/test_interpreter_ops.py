@@ -217,6 +217,21 @@ case("cast_float_to_int",
      lambda x: {"i": np.trunc(x).astype(np.int64), "j": np.trunc(x).astype(np.int32),
                 "b": x != 0}, exact=True)
 
+# Index reductions: ties go to the first index, or the last under `last`.
+x = np.array([[3, 1, 3, 0], [-1, 7, 7, 2], [5, 5, -2, 5]], np.float32)
+case("argmax_argmin",
+     "%a = dpc.argmax %x axis 1 : tensor<3x4xf32> -> tensor<3xi64>\n"
+     "%b = dpc.argmax %x axis 1 last : tensor<3x4xf32> -> tensor<3xi64>\n"
+     "%c = dpc.argmin %x axis 0 keep_dims : tensor<3x4xf32> -> tensor<1x4xi64>\n"
+     "%d = dpc.argmin %x axis 1 keep_dims last : tensor<3x4xf32> -> tensor<3x1xi64>",
+     {"x": x}, {"a": ty([3], "i64"), "b": ty([3], "i64"), "c": ty([1, 4], "i64"),
+                "d": ty([3, 1], "i64")},
+     lambda x: {"a": np.argmax(x, 1),
+                "b": x.shape[1] - 1 - np.argmax(x[:, ::-1], 1),
+                "c": np.argmin(x, 0)[None, :],
+                "d": (x.shape[1] - 1 - np.argmin(x[:, ::-1], 1))[:, None]},
+     exact=True)
+
 # One device holds the whole value, and one process runs every stage: a
 # change of layout and a move between stages are the identity.
 x = np.arange(12, dtype=np.float32).reshape(4, 3)

@@ -400,6 +400,34 @@ template <typename PoolOp> LogicalResult convertPool(NodeContext &node) {
   return success();
 }
 
+/// ArgMax / ArgMin: the index along `axis` (default 0), kept as a
+/// dimension of 1 unless keepdims is 0.
+template <typename ArgOp> LogicalResult convertArgReduce(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  ArrayRef<int64_t> shape = getShapeOf(input);
+  std::optional<int64_t> axis =
+      node.normalizeAxis(node.getInt("axis", 0), shape.size());
+  if (!axis)
+    return failure();
+  bool keepDims = node.getInt("keepdims", 1) != 0;
+  SmallVector<int64_t> resultShape(shape);
+  if (keepDims)
+    resultShape[*axis] = 1;
+  else
+    resultShape.erase(resultShape.begin() + *axis);
+  OpBuilder &builder = node.getBuilder();
+  auto type = RankedTensorType::get(resultShape, builder.getI64Type());
+  node.setOutput(0, ArgOp::create(builder, node.getLoc(), type, input,
+                                  builder.getI64IntegerAttr(*axis),
+                                  keepDims ? builder.getUnitAttr() : UnitAttr(),
+                                  node.getInt("select_last_index", 0)
+                                      ? builder.getUnitAttr()
+                                      : UnitAttr()));
+  return success();
+}
+
 template <typename ReduceOp>
 LogicalResult convertGlobalPool(NodeContext &node) {
   Value input = node.getInput(0);
@@ -645,6 +673,8 @@ void mlir::dpc::onnx_import::addNeuralNetConverters(
   converters["AveragePool"] = convertPool<AvgPool2DOp>;
   converters["GlobalAveragePool"] = convertGlobalPool<ReduceMeanOp>;
   converters["GlobalMaxPool"] = convertGlobalPool<ReduceMaxOp>;
+  converters["ArgMax"] = convertArgReduce<ArgMaxOp>;
+  converters["ArgMin"] = convertArgReduce<ArgMinOp>;
   converters["ReduceSum"] = convertReduce<ReduceSumOp>;
   converters["ReduceMean"] = convertReduce<ReduceMeanOp>;
   converters["ReduceMax"] = convertReduce<ReduceMaxOp>;

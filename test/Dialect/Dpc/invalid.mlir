@@ -1221,3 +1221,21 @@ func.func @all_to_all_result(%x: tensor<4x4xf32>) {
   %0 = dpc.all_to_all %x over @plan ["dp"] split 1 concat 0 : tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }
+
+// -----
+
+// dpc.argmax (C1)
+func.func @argmax_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dpc.argmax' op axis 2 is out of range [0, 2) (C1)}}
+  %0 = dpc.argmax %x axis 2 : tensor<4x8xf32> -> tensor<4xi64>
+  return
+}
+
+// -----
+
+// dpc.argmax (C2)
+func.func @argmax_result(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'dpc.argmax' op result type 'tensor<4xi32>' should be an i64 tensor of shape [4] (C2)}}
+  %0 = dpc.argmax %x axis 1 : tensor<4x8xf32> -> tensor<4xi32>
+  return
+}

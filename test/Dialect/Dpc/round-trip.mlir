@@ -244,3 +244,12 @@ func.func @collectives(%x: tensor<8x16xf32>) {
   %3 = dpc.all_to_all %x over @plan ["pp", "tp"] split 1 concat 0 : tensor<8x16xf32> -> tensor<32x4xf32>
   return
 }
+
+// CHECK-LABEL: func.func @arg_reductions
+func.func @arg_reductions(%x: tensor<4x8xf32>) -> (tensor<4xi64>, tensor<1x8xi64>) {
+  // CHECK: dpc.argmax %{{.*}} axis 1 : tensor<4x8xf32> -> tensor<4xi64>
+  %0 = dpc.argmax %x axis 1 : tensor<4x8xf32> -> tensor<4xi64>
+  // CHECK: dpc.argmin %{{.*}} axis 0 keep_dims last : tensor<4x8xf32> -> tensor<1x8xi64>
+  %1 = dpc.argmin %x axis 0 keep_dims last : tensor<4x8xf32> -> tensor<1x8xi64>
+  return %0, %1 : tensor<4xi64>, tensor<1x8xi64>
+}

@@ -517,6 +517,33 @@ LogicalResult ReduceMinOp::verify() {
   return verifyReduction(*this, getDims(), getKeepDims());
 }
 
+static LogicalResult verifyArgReduction(Operation *op, int64_t axis,
+                                        bool keepDims) {
+  auto inputType = getTensorType(op->getOperand(0));
+  auto resultType = getTensorType(op->getResult(0));
+  if (axis < 0 || axis >= inputType.getRank())
+    return op->emitOpError("axis ") << axis << " is out of range [0, "
+                                    << inputType.getRank() << ") (C1)";
+  SmallVector<int64_t> expected(inputType.getShape());
+  if (keepDims)
+    expected[axis] = 1;
+  else
+    expected.erase(expected.begin() + axis);
+  if (!resultType.getElementType().isSignlessInteger(64) ||
+      resultType.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError("result type ")
+           << resultType << " should be an i64 tensor of shape "
+           << formatShape(expected) << " (C2)";
+  return success();
+}
+
+LogicalResult ArgMaxOp::verify() {
+  return verifyArgReduction(*this, getAxis(), getKeepDims());
+}
+LogicalResult ArgMinOp::verify() {
+  return verifyArgReduction(*this, getAxis(), getKeepDims());
+}
+
 static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank,
                                 StringRef constraint) {
   if (axis < 0 || axis >= rank)

@@ -373,3 +373,31 @@ ShardingRule BatchNormOp::getShardingRule() {
     rule.addResult({factors[1]});
   return rule;
 }
+
+// The index is a position along the whole axis: that axis stays whole.
+static ShardingRule getArgReductionRule(Operation *op, int64_t axis,
+                                        bool keepDims) {
+  ShardingRule rule;
+  SmallVector<int64_t> inputFactors, resultFactors;
+  for (auto [dim, size] : llvm::enumerate(getShape(op->getOperand(0)))) {
+    bool reduced = int64_t(dim) == axis;
+    int64_t factor = rule.addFactor(size, reduced ? FactorKind::NeedReplication
+                                                  : FactorKind::Parallel);
+    inputFactors.push_back(factor);
+    if (!reduced)
+      resultFactors.push_back(factor);
+    else if (keepDims)
+      resultFactors.push_back(ShardingRule::kNoFactor);
+  }
+  rule.addOperand(inputFactors);
+  rule.addResult(resultFactors);
+  return rule;
+}
+
+ShardingRule ArgMaxOp::getShardingRule() {
+  return getArgReductionRule(*this, getAxis(), getKeepDims());
+}
+
+ShardingRule ArgMinOp::getShardingRule() {
+  return getArgReductionRule(*this, getAxis(), getKeepDims());
+}

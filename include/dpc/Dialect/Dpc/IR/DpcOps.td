@@ -533,6 +533,39 @@ def Dpc_ReduceMeanOp : Dpc_ReduceOp<"reduce_mean", "mean", "mean">;
 def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum", "max">;
 def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum", "min">;
 
+class Dpc_ArgReduceOp<string mnemonic, string which, string comparison>
+    : Dpc_Op<mnemonic, [Pure, CostOpInterface,
+                        DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "The index of the " # which # " element along one axis";
+  let description = [{
+    For each slice of `input` along `axis`, the index of its }] # which #
+    [{ element: the first such index, or the last under
+    `select_last_index`. An element replaces the one held when it compares
+    `}] # comparison # [{` (a NaN never does). `axis` is kept with size 1
+    under `keep_dims` and dropped otherwise. The indices are integers: no
+    gradient flows through them.
+
+    Constraints:
+    - (C1) `axis` is within `[0, rank)`.
+    - (C2) `result` is an i64 tensor with the shape of `input`, `axis` set
+      to 1 (`keep_dims`) or removed.
+
+    ```mlir
+    %i = dpc.}] # mnemonic # [{ %x axis 1 : tensor<4x8xf32> -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Dpc_Tensor:$input, I64Attr:$axis, UnitAttr:$keep_dims,
+                       UnitAttr:$select_last_index);
+  let results = (outs Dpc_IndexTensor:$result);
+  let assemblyFormat = "$input `axis` $axis (`keep_dims` $keep_dims^)? "
+                       "(`last` $select_last_index^)? attr-dict `:` "
+                       "type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Dpc_ArgMaxOp : Dpc_ArgReduceOp<"argmax", "largest", ">">;
+def Dpc_ArgMinOp : Dpc_ArgReduceOp<"argmin", "smallest", "<">;
+
 class Dpc_SoftmaxLikeOp<string mnemonic, string formula>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
         SameOperandsAndResultType,
