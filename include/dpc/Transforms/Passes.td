@@ -320,7 +320,8 @@ def ExportShard : Pass<"dpc-export-shard", "ModuleOp"> {
 def VerifyShardings : Pass<"dpc-verify-shardings", "ModuleOp"> {
   let summary = "Checks that a planned step's layouts follow from its rules";
   let description = [{
-    In every function with shardings on its arguments, checks that:
+    In every function with a sharding on every argument (the planned
+    step's functions), checks that:
     - every op's result layouts are those its sharding rule gives for its
       operands' layouts (each loop split one way by all operands, loops
       that must stay whole unsplit, no pending partial operand, a split

@@ -1,6 +1,7 @@
 //===- VerifyShardings.cpp - The -dpc-verify-shardings pass ---------------===//
 //
-// Checks that a planned step is consistent: every op's result layouts
+// Checks that a planned step (the functions with a sharding on every
+// argument) is consistent: every op's result layouts
 // follow from its operands' layouts by its sharding rule, every call and
 // return passes values as the signatures say, and every op of a planned
 // function has a sharding. Layout changes must be explicit dpc.reshard ops
@@ -24,12 +25,15 @@ using namespace mlir::dpc;
 
 namespace {
 
-/// Whether `func` carries a plan: a sharding on any argument.
+/// Whether `func` carries a plan: a sharding on every argument (a model's
+/// @forward with a few shardings written on it as overrides does not).
 bool isPlanned(FunctionOpInterface func) {
+  if (func.getNumArguments() == 0)
+    return false;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (func.getArgAttr(i, DpcDialect::kShardingAttrName))
-      return true;
-  return false;
+    if (!func.getArgAttr(i, DpcDialect::kShardingAttrName))
+      return false;
+  return true;
 }
 
 struct VerifyShardingsPass

@@ -1,5 +1,8 @@
 // RUN: dpc-opt %s --train --optimizer=sgd -o %t.mlir
 // RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=4 dp=1 tp=4" | FileCheck %s
+// The planned step is consistent (@forward, with only the overrides on it,
+// is no planned function and is not checked).
+// RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=4 dp=2 tp=2" -dpc-verify-shardings -o /dev/null
 // The pipeline is the search, the completion and the reshards.
 // RUN: dpc-opt %t.mlir -dpc-plan="mesh=4 dp=1 tp=4" -dpc-complete-shardings -dpc-insert-reshards | FileCheck %s
 // Replanning a planned module keeps its plan.
