@@ -131,6 +131,74 @@ static FailureOr<SmallVector<int64_t>> resolveIndices(Operation *op,
   return positions;
 }
 
+/// For each position of `indices` (row-major), the row-major offset in a
+/// tensor of shape `target` of the element it names along `axis`.
+static FailureOr<SmallVector<int64_t>>
+getElementOffsets(Operation *op, const Tensor &indices, int64_t axis,
+                  ArrayRef<int64_t> target) {
+  FailureOr<SmallVector<int64_t>> positions =
+      resolveIndices(op, indices, axis, target[axis]);
+  if (failed(positions))
+    return failure();
+  ArrayRef<int64_t> shape = indices.getShape();
+  SmallVector<int64_t> strides = getStrides(target);
+  SmallVector<int64_t> offsets;
+  SmallVector<int64_t> coordinates(shape.size(), 0);
+  for (int64_t position : *positions) {
+    int64_t offset = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      offset += (int64_t(d) == axis ? position : coordinates[d]) * strides[d];
+    offsets.push_back(offset);
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (++coordinates[d] < shape[d])
+        break;
+      coordinates[d] = 0;
+    }
+  }
+  return offsets;
+}
+
+FailureOr<Tensor> interpreter::gatherElements(Operation *op,
+                                              const Tensor &input,
+                                              const Tensor &indices,
+                                              int64_t axis) {
+  FailureOr<SmallVector<int64_t>> offsets =
+      getElementOffsets(op, indices, axis, input.getShape());
+  if (failed(offsets))
+    return failure();
+  Tensor result(input.getKind(), indices.getShape());
+  dispatchKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    ArrayRef<T> in = input.getData<T>();
+    MutableArrayRef<T> out = result.getData<T>();
+    for (auto [i, offset] : llvm::enumerate(*offsets))
+      out[i] = in[offset];
+  });
+  return result;
+}
+
+FailureOr<Tensor>
+interpreter::scatterAddElements(Operation *op, const Tensor &updates,
+                                const Tensor &indices, int64_t axis,
+                                ArrayRef<int64_t> resultShape) {
+  FailureOr<SmallVector<int64_t>> offsets =
+      getElementOffsets(op, indices, axis, resultShape);
+  if (failed(offsets))
+    return failure();
+  Tensor result(updates.getKind(), resultShape);
+  dispatchKind(updates.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    // Float sums accumulate in double; integers wrap.
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    std::vector<Acc> sums(result.getNumElements());
+    ArrayRef<T> in = updates.getData<T>();
+    for (auto [i, offset] : llvm::enumerate(*offsets))
+      sums[offset] = Add()(sums[offset], static_cast<Acc>(in[i]));
+    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
+  });
+  return result;
+}
+
 FailureOr<Tensor> interpreter::gather(Operation *op, const Tensor &input,
                                       const Tensor &indices, int64_t axis,
                                       ArrayRef<int64_t> resultShape) {

@@ -422,6 +422,14 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
         return one(
             gather(op, operand(0), operand(1), g.getAxis(), resultShape()));
       })
+      .Case([&](GatherElementsOp g) {
+        return one(gatherElements(op, operand(0), operand(1), g.getAxis()));
+      })
+      .Case([&](ScatterAddElementsOp s) {
+        return one(scatterAddElements(op, operand(0), operand(1),
+                                      static_cast<int64_t>(s.getAxis()),
+                                      resultShape()));
+      })
       .Case([&](ScatterAddOp s) {
         return one(scatterAdd(op, operand(0), operand(1),
                               static_cast<int64_t>(s.getAxis()),

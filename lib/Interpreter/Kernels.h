@@ -168,6 +168,13 @@ Tensor slice(const Tensor &input, ArrayRef<int64_t> start,
 /// Consecutive pieces of sizes `sizes` along `axis`.
 SmallVector<Tensor> split(const Tensor &input, int64_t axis,
                           ArrayRef<int64_t> sizes);
+/// Element-wise gather along `axis` (ONNX GatherElements) and its
+/// gradient; fail on an index outside `[-size, size)` of `axis`.
+FailureOr<Tensor> gatherElements(Operation *op, const Tensor &input,
+                                 const Tensor &indices, int64_t axis);
+FailureOr<Tensor> scatterAddElements(Operation *op, const Tensor &updates,
+                                     const Tensor &indices, int64_t axis,
+                                     ArrayRef<int64_t> resultShape);
 /// Fails on an index outside `[-size, size)` of `axis`.
 FailureOr<Tensor> gather(Operation *op, const Tensor &input,
                          const Tensor &indices, int64_t axis,

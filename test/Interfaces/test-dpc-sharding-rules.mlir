@@ -36,7 +36,7 @@ func.func @rules(%a: tensor<2x4x16xf32>, %b: tensor<16x8xf32>, %v: tensor<8xf32>
 func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
                       %l: tensor<8x10xf32>, %y: tensor<8xi64>,
                       %img: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>,
-                      %p: tensor<4xf32>) {
+                      %p: tensor<4xf32>, %gi: tensor<8x3xi64>) {
   // Splitting the table's rows leaves partial sums (vocabulary-parallel
   // embedding).
   // CHECK: dpc.gather {{.*}}dpc.sharding_rule = "([a,d],[b,c])->([b,c,d]) {a=50 reduction, b=2, c=4, d=8}"
@@ -51,6 +51,10 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   %m = dpc.reduce_mean %l [1] : tensor<8x10xf32> -> tensor<8xf32>
   // CHECK: dpc.reduce_max {{.*}}dpc.sharding_rule = "([a,b])->([b]) {a=8 reduction(max), b=10}"
   %x = dpc.reduce_max %l [0] : tensor<8x10xf32> -> tensor<10xf32>
+  // Gathering elements along b: the input's b stays whole, the indices'
+  // dimensions split freely; a equal on both sides is one loop.
+  // CHECK: dpc.gather_elements {{.*}}dpc.sharding_rule = "([a,b],[a,c])->([a,c]) {a=8, b=10 whole, c=3}"
+  %ge = dpc.gather_elements %l[%gi] {axis = 1 : i64} : (tensor<8x10xf32>, tensor<8x3xi64>) -> tensor<8x3xf32>
   // The index is a position along the whole axis.
   // CHECK: dpc.argmax {{.*}}dpc.sharding_rule = "([a,b])->([a]) {a=8, b=10 whole}"
   %am = dpc.argmax %l axis 1 : tensor<8x10xf32> -> tensor<8xi64>

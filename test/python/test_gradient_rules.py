@@ -428,6 +428,17 @@ case("scatter_add_axis1",
      " -> tensor<2x4x2xf64>",
      {"u": randn(2, 3, 2)}, {"i": np.array([1, -1, 1], np.int32)}, outputs={"r": [2, 4, 2]})
 
+case("gather_elements_repeated_negative",
+     "%r = dpc.gather_elements %x[%i] {axis = 1 : i64} : (tensor<3x4xf64>, tensor<2x5xi64>)"
+     " -> tensor<2x5xf64>",
+     {"x": randn(3, 4)}, {"i": np.array([[0, -1, 3, 3, 1], [2, 2, -4, 0, 1]], np.int64)},
+     outputs={"r": [2, 5]})
+case("scatter_add_elements_axis0",
+     "%r = dpc.scatter_add_elements %u[%i] {axis = 0 : i64} : (tensor<2x3xf64>, tensor<2x3xi32>)"
+     " -> tensor<4x3xf64>",
+     {"u": randn(2, 3)}, {"i": np.array([[3, 0, -1], [3, 1, 2]], np.int32)},
+     outputs={"r": [4, 3]})
+
 #===------------------------------------------------------------------------===#
 # Losses
 #===------------------------------------------------------------------------===#

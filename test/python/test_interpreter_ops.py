@@ -217,6 +217,32 @@ case("cast_float_to_int",
      lambda x: {"i": np.trunc(x).astype(np.int64), "j": np.trunc(x).astype(np.int32),
                 "b": x != 0}, exact=True)
 
+# Element-wise gather and its scatter: repeated and negative indices.
+x = np.arange(12, dtype=np.float32).reshape(3, 4)
+idx = np.array([[0, -1, 3], [2, 2, -4]], np.int64)
+def _gather_elements(x, i, axis):
+    i = np.where(i < 0, i + x.shape[axis], i)
+    out = np.zeros(i.shape, x.dtype)
+    for pos in np.ndindex(*i.shape):
+        source = list(pos)
+        source[axis] = i[pos]
+        out[pos] = x[tuple(source)]
+    return out
+def _scatter_add_elements(u, i, shape, axis):
+    out = np.zeros(shape, u.dtype)
+    i = np.where(i < 0, i + shape[axis], i)
+    for pos in np.ndindex(*u.shape):
+        target = list(pos)
+        target[axis] = i[pos]
+        out[tuple(target)] += u[pos]
+    return out
+case("gather_elements_and_scatter",
+     "%g = dpc.gather_elements %x[%i] {axis = 1 : i64} : (tensor<3x4xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>\n"
+     "%s = dpc.scatter_add_elements %g[%i] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<3x4xf32>",
+     {"x": x, "i": idx}, {"g": ty([2, 3]), "s": ty([3, 4])},
+     lambda x, i: {"g": _gather_elements(x, i, 1),
+                   "s": _scatter_add_elements(_gather_elements(x, i, 1), i, (3, 4), 1)})
+
 # Index reductions: ties go to the first index, or the last under `last`.
 x = np.array([[3, 1, 3, 0], [-1, 7, 7, 2], [5, 5, -2, 5]], np.float32)
 case("argmax_argmin",

@@ -563,6 +563,26 @@ LogicalResult convertGather(NodeContext &node) {
   return success();
 }
 
+LogicalResult convertGatherElements(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  std::optional<std::vector<int64_t>> indexShape = getInputShape(node, 1);
+  if (!shape || !indexShape)
+    return failure();
+  std::optional<int64_t> axis =
+      node.normalizeAxis(node.getInt("axis", 0), shape->size());
+  if (!axis)
+    return failure();
+  Value data = node.getInput(0);
+  Value indices = data ? node.getInput(1) : Value();
+  if (!indices)
+    return failure();
+  auto type = RankedTensorType::get(*indexShape, getElementTypeOf(data));
+  node.setOutput(0, GatherElementsOp::create(node.getBuilder(), node.getLoc(),
+                                             type, data, indices, *axis)
+                        .getResult());
+  return success();
+}
+
 LogicalResult convertExpand(NodeContext &node) {
   std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
   const Literal *target = node.requireLiteral(1, "target shape");
@@ -658,6 +678,7 @@ void mlir::dpc::onnx_import::addShapeConverters(OpConverterMap &converters) {
   converters["Concat"] = convertConcat;
   converters["Slice"] = convertSlice;
   converters["Pad"] = convertPad;
+  converters["GatherElements"] = convertGatherElements;
   converters["Split"] = convertSplit;
   converters["Gather"] = convertGather;
   converters["Expand"] = convertExpand;

@@ -1239,3 +1239,57 @@ func.func @argmax_result(%x: tensor<4x8xf32>) {
   %0 = dpc.argmax %x axis 1 : tensor<4x8xf32> -> tensor<4xi32>
   return
 }
+
+// -----
+
+// dpc.gather_elements (C1)
+func.func @gather_elements_rank(%x: tensor<3x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'dpc.gather_elements' op indices have rank 1, the input 2 (C1)}}
+  %0 = dpc.gather_elements %x[%i] {axis = 0 : i64} : (tensor<3x4xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// dpc.gather_elements (C1)
+func.func @gather_elements_axis(%x: tensor<3x4xf32>, %i: tensor<3x4xi64>) {
+  // expected-error @+1 {{'dpc.gather_elements' op axis 2 is out of range [0, 2) (C1)}}
+  %0 = dpc.gather_elements %x[%i] {axis = 2 : i64} : (tensor<3x4xf32>, tensor<3x4xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// dpc.gather_elements (C2)
+func.func @gather_elements_larger(%x: tensor<3x4xf32>, %i: tensor<3x5xi64>) {
+  // expected-error @+1 {{'dpc.gather_elements' op indices [3, 5] are larger than the input [3, 4] beside axis 0 (C2)}}
+  %0 = dpc.gather_elements %x[%i] {axis = 0 : i64} : (tensor<3x4xf32>, tensor<3x5xi64>) -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+// dpc.gather_elements (C3)
+func.func @gather_elements_result(%x: tensor<3x4xf32>, %i: tensor<2x4xi64>) {
+  // expected-error @+1 {{'dpc.gather_elements' op result type 'tensor<3x4xf32>' should have shape [2, 4] and element type 'f32' (C3)}}
+  %0 = dpc.gather_elements %x[%i] {axis = 0 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// dpc.scatter_add_elements (C1)
+func.func @scatter_add_elements_rank(%u: tensor<3xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'dpc.scatter_add_elements' op updates, indices and result differ in rank (C1)}}
+  %0 = dpc.scatter_add_elements %u[%i] {axis = 0 : i64} : (tensor<3xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// dpc.scatter_add_elements (C2)
+func.func @scatter_add_elements_updates(%u: tensor<2x5xf32>, %i: tensor<2x5xi64>) {
+  // expected-error @+1 {{'dpc.scatter_add_elements' op updates type 'tensor<2x5xf32>' should have the shape of the indices [2, 5], no larger than the result beside axis 0, and element type 'f32' (C2)}}
+  %0 = dpc.scatter_add_elements %u[%i] {axis = 0 : i64} : (tensor<2x5xf32>, tensor<2x5xi64>) -> tensor<3x4xf32>
+  return
+}

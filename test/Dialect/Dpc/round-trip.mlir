@@ -253,3 +253,12 @@ func.func @arg_reductions(%x: tensor<4x8xf32>) -> (tensor<4xi64>, tensor<1x8xi64
   %1 = dpc.argmin %x axis 0 keep_dims last : tensor<4x8xf32> -> tensor<1x8xi64>
   return %0, %1 : tensor<4xi64>, tensor<1x8xi64>
 }
+
+// CHECK-LABEL: func.func @element_gather
+func.func @element_gather(%x: tensor<3x4xf32>, %i: tensor<2x3xi64>) -> tensor<3x4xf32> {
+  // CHECK: dpc.gather_elements %{{.*}}[%{{.*}}] {axis = 1 : i64} : (tensor<3x4xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  %0 = dpc.gather_elements %x[%i] {axis = 1 : i64} : (tensor<3x4xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+  // CHECK: dpc.scatter_add_elements %{{.*}}[%{{.*}}] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<3x4xf32>
+  %1 = dpc.scatter_add_elements %0[%i] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}

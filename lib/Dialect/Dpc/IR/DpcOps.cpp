@@ -763,6 +763,59 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+/// Whether `small` is no larger than `large` on every dimension but `axis`.
+static bool fitsBesideAxis(ArrayRef<int64_t> small, ArrayRef<int64_t> large,
+                           int64_t axis) {
+  for (auto [d, sizes] : llvm::enumerate(llvm::zip_equal(small, large)))
+    if (int64_t(d) != axis && std::get<0>(sizes) > std::get<1>(sizes))
+      return false;
+  return true;
+}
+
+LogicalResult GatherElementsOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  ArrayRef<int64_t> indices = getIndices().getType().getShape();
+  int64_t axis = getAxis();
+  if (int64_t(indices.size()) != inputType.getRank())
+    return emitOpError("indices have rank ") << indices.size() << ", the input "
+                                             << inputType.getRank() << " (C1)";
+  if (failed(verifyAxis(*this, axis, inputType.getRank(), "C1")))
+    return failure();
+  if (!fitsBesideAxis(indices, inputType.getShape(), axis))
+    return emitOpError("indices ")
+           << formatShape(indices) << " are larger than the input "
+           << formatShape(inputType.getShape()) << " beside axis " << axis
+           << " (C2)";
+  RankedTensorType resultType = getResult().getType();
+  if (resultType.getShape() != indices ||
+      resultType.getElementType() != inputType.getElementType())
+    return emitOpError("result type ")
+           << resultType << " should have shape " << formatShape(indices)
+           << " and element type " << inputType.getElementType() << " (C3)";
+  return success();
+}
+
+LogicalResult ScatterAddElementsOp::verify() {
+  RankedTensorType resultType = getResult().getType();
+  ArrayRef<int64_t> indices = getIndices().getType().getShape();
+  int64_t axis = getAxis();
+  if (int64_t(indices.size()) != resultType.getRank() ||
+      getUpdates().getType().getRank() != resultType.getRank())
+    return emitOpError("updates, indices and result differ in rank (C1)");
+  if (failed(verifyAxis(*this, axis, resultType.getRank(), "C1")))
+    return failure();
+  RankedTensorType updatesType = getUpdates().getType();
+  if (updatesType.getShape() != indices ||
+      updatesType.getElementType() != resultType.getElementType() ||
+      !fitsBesideAxis(indices, resultType.getShape(), axis))
+    return emitOpError("updates type ")
+           << updatesType << " should have the shape of the indices "
+           << formatShape(indices) << ", no larger than the result beside "
+           << "axis " << axis << ", and element type "
+           << resultType.getElementType() << " (C2)";
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   RankedTensorType inputType = getInput().getType();
   ArrayRef<int64_t> low = getLow(), high = getHigh(), interior = getInterior();

@@ -401,3 +401,28 @@ ShardingRule ArgMaxOp::getShardingRule() {
 ShardingRule ArgMinOp::getShardingRule() {
   return getArgReductionRule(*this, getAxis(), getKeepDims());
 }
+
+// Beside the axis, a dimension where the input and the indices agree is one
+// parallel loop; elsewhere (and along the axis, read at any position) the
+// input stays whole and the indices split freely.
+ShardingRule GatherElementsOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> input = getShape(getInput());
+  ArrayRef<int64_t> indices = getShape(getIndices());
+  SmallVector<int64_t> inFactors, indexFactors;
+  for (auto [dim, sizes] : llvm::enumerate(llvm::zip_equal(input, indices))) {
+    auto [inSize, indexSize] = sizes;
+    if (int64_t(dim) != int64_t(getAxis()) && inSize == indexSize) {
+      int64_t factor = rule.addFactor(inSize, FactorKind::Parallel);
+      inFactors.push_back(factor);
+      indexFactors.push_back(factor);
+      continue;
+    }
+    inFactors.push_back(rule.addFactor(inSize, FactorKind::NeedReplication));
+    indexFactors.push_back(rule.addFactor(indexSize, FactorKind::Parallel));
+  }
+  rule.addOperand(inFactors);
+  rule.addOperand(indexFactors);
+  rule.addResult(indexFactors);
+  return rule;
+}

@@ -378,6 +378,22 @@ LogicalResult ScatterAddOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
+LogicalResult GatherElementsOp::buildGradients(OpBuilder &b,
+                                               ArrayRef<Value> grads,
+                                               Gradients &out) {
+  out[0] = ScatterAddElementsOp::create(b, getLoc(), getInput().getType(),
+                                        grads[0], getIndices(), getAxis());
+  return success();
+}
+
+LogicalResult ScatterAddElementsOp::buildGradients(OpBuilder &b,
+                                                   ArrayRef<Value> grads,
+                                                   Gradients &out) {
+  out[0] = GatherElementsOp::create(b, getLoc(), getUpdates().getType(),
+                                    grads[0], getIndices(), getAxis());
+  return success();
+}
+
 LogicalResult PadOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
                                     Gradients &out) {
   ArrayRef<int64_t> in = shapeOf(getInput());

@@ -840,6 +840,60 @@ def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpIn
   let hasVerifier = 1;
 }
 
+def Dpc_GatherElementsOp : Dpc_Op<"gather_elements", [Dpc_Differentiable,
+    Pure, CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Picks elements by index along one axis (ONNX GatherElements)";
+  let description = [{
+    `result[i...] = input[i..., with i[axis] replaced by indices[i...]]`:
+    every position of `indices` reads one element of `input`. A negative
+    index counts from the end of the axis.
+
+    Constraints:
+    - (C1) `input` and `indices` have the same rank, and `axis` is within
+      `[0, rank)`.
+    - (C2) `indices` is no larger than `input` on every dimension but
+      `axis`.
+    - (C3) `result` has the shape of `indices` and the element type of
+      `input`.
+
+    ```mlir
+    %r = dpc.gather_elements %x[%idx] {axis = 1 : i64}
+        : (tensor<3x4xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+    ```
+  }];
+  let arguments = (ins Dpc_Tensor:$input, Dpc_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_ScatterAddElementsOp : Dpc_Op<"scatter_add_elements",
+    [Dpc_Differentiable, Pure, CostOpInterface]> {
+  let summary = "Adds elements into a zero tensor by index (gradient of "
+                "gather_elements)";
+  let description = [{
+    Starts from zeros of the result's shape and adds each `updates[i...]`
+    to `result[i..., with i[axis] replaced by indices[i...]]`; negative
+    indices count from the end. With the `indices` and `axis` of a
+    `gather_elements`, this is that op's gradient.
+
+    Constraints:
+    - (C1) `updates`, `indices` and `result` have the same rank, and
+      `axis` is within `[0, rank)`.
+    - (C2) `updates` has the shape of `indices` and the element type of
+      `result`, and is no larger than `result` on every dimension but
+      `axis`.
+  }];
+  let arguments = (ins Dpc_Tensor:$updates, Dpc_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$updates `[` $indices `]` attr-dict `:` "
+                       "functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Regularization and losses
 //===----------------------------------------------------------------------===//
