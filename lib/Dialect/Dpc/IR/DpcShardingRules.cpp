@@ -47,7 +47,8 @@ ShardingRule mlir::dpc::getElementwiseShardingRule(Operation *op) {
 
 ShardingRule mlir::dpc::getReductionShardingRule(Operation *op,
                                                  ArrayRef<int64_t> dims,
-                                                 ReductionKind kind) {
+                                                 ReductionKind kind,
+                                                 FactorKind reducedKind) {
   ShardingRule rule;
   ArrayRef<int64_t> inputShape = getShape(op->getOperand(0));
   ArrayRef<int64_t> resultShape = getShape(op->getResult(0));
@@ -56,7 +57,7 @@ ShardingRule mlir::dpc::getReductionShardingRule(Operation *op,
   for (auto [dim, size] : llvm::enumerate(inputShape)) {
     bool reduced = llvm::is_contained(dims, static_cast<int64_t>(dim));
     int64_t factor = rule.addFactor(
-        size, reduced ? FactorKind::Reduction : FactorKind::Parallel, kind);
+        size, reduced ? reducedKind : FactorKind::Parallel, kind);
     inputFactors.push_back(factor);
     if (!reduced)
       resultFactors.push_back(factor);
@@ -375,31 +376,16 @@ ShardingRule BatchNormOp::getShardingRule() {
 }
 
 // The index is a position along the whole axis: that axis stays whole.
-static ShardingRule getArgReductionRule(Operation *op, int64_t axis,
-                                        bool keepDims) {
-  ShardingRule rule;
-  SmallVector<int64_t> inputFactors, resultFactors;
-  for (auto [dim, size] : llvm::enumerate(getShape(op->getOperand(0)))) {
-    bool reduced = int64_t(dim) == axis;
-    int64_t factor = rule.addFactor(size, reduced ? FactorKind::NeedReplication
-                                                  : FactorKind::Parallel);
-    inputFactors.push_back(factor);
-    if (!reduced)
-      resultFactors.push_back(factor);
-    else if (keepDims)
-      resultFactors.push_back(ShardingRule::kNoFactor);
-  }
-  rule.addOperand(inputFactors);
-  rule.addResult(resultFactors);
-  return rule;
-}
-
 ShardingRule ArgMaxOp::getShardingRule() {
-  return getArgReductionRule(*this, getAxis(), getKeepDims());
+  return getReductionShardingRule(*this, {int64_t(getAxis())},
+                                  ReductionKind::max,
+                                  FactorKind::NeedReplication);
 }
 
 ShardingRule ArgMinOp::getShardingRule() {
-  return getArgReductionRule(*this, getAxis(), getKeepDims());
+  return getReductionShardingRule(*this, {int64_t(getAxis())},
+                                  ReductionKind::min,
+                                  FactorKind::NeedReplication);
 }
 
 // Beside the axis, a dimension where the input and the indices agree is one

@@ -53,9 +53,12 @@ LogicalResult verifyBroadcastingOp(Operation *op, ArrayRef<Value> data,
 ShardingRule getElementwiseShardingRule(Operation *op);
 
 /// The rule of a reduction of operand 0 over `dims`, whose partial results
-/// combine by `kind`.
-ShardingRule getReductionShardingRule(Operation *op, ArrayRef<int64_t> dims,
-                                      ReductionKind kind);
+/// combine by `kind`; `reducedKind` is NeedReplication for a reduction that
+/// needs the whole of its dimensions (argmax).
+ShardingRule
+getReductionShardingRule(Operation *op, ArrayRef<int64_t> dims,
+                         ReductionKind kind,
+                         FactorKind reducedKind = FactorKind::Reduction);
 
 } // namespace mlir::dpc
 
