@@ -1,9 +1,9 @@
 //===- ElementwiseConverters.cpp - ONNX elementwise ops -------------------===//
 //
 // Unary and broadcasting binary ops, comparisons, Where, Cast and the
-// activation functions that decompose into them (Clip, HardSigmoid, HardSwish,
-// LeakyRelu). Literal inputs fold, since exports compute shapes and masks
-// with these ops.
+// activation functions that decompose into them (Clip, HardSigmoid,
+// HardSwish, LeakyRelu, Softplus, Softsign, Celu, Sign). Literal inputs
+// fold, since exports compute shapes and masks with these ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -388,6 +388,72 @@ LogicalResult convertHardSwish(NodeContext &node) {
   return success();
 }
 
+/// A unary op of `node`'s input, made from the op's own elementwise ops.
+template <typename OpTy> Value createUnaryOp(NodeContext &node, Value input) {
+  return OpTy::create(node.getBuilder(), node.getLoc(), input.getType(), input)
+      .getResult();
+}
+
+/// ln(1 + e^x).
+LogicalResult convertSoftplus(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Value one = node.createScalar(1.0, getElementTypeOf(input));
+  Value shifted =
+      node.createBinary<AddOp>(createUnaryOp<ExpOp>(node, input), one);
+  node.setOutput(0, createUnaryOp<LogOp>(node, shifted));
+  return success();
+}
+
+/// x / (1 + |x|).
+LogicalResult convertSoftsign(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Value one = node.createScalar(1.0, getElementTypeOf(input));
+  Value denominator =
+      node.createBinary<AddOp>(createUnaryOp<AbsOp>(node, input), one);
+  node.setOutput(0, node.createBinary<DivOp>(input, denominator));
+  return success();
+}
+
+/// max(0, x) + min(0, alpha * (e^(x / alpha) - 1)).
+LogicalResult convertCelu(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  double alpha = node.getFloat("alpha", 1.0f);
+  Value zero = node.createScalar(0.0, elementType);
+  Value scaled =
+      node.createBinary<DivOp>(input, node.createScalar(alpha, elementType));
+  Value expm1 = node.createBinary<SubOp>(createUnaryOp<ExpOp>(node, scaled),
+                                         node.createScalar(1.0, elementType));
+  Value negative = node.createBinary<MinOp>(
+      zero,
+      node.createBinary<MulOp>(node.createScalar(alpha, elementType), expm1));
+  node.setOutput(0, node.createBinary<AddOp>(
+                        node.createBinary<MaxOp>(zero, input), negative));
+  return success();
+}
+
+/// 1, 0 or -1 by the sign of x: (x > 0) - (x < 0).
+LogicalResult convertSign(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  Value zero = node.createScalar(0.0, elementType);
+  Value one = node.createScalar(1.0, elementType);
+  Value positive = node.createSelect(
+      node.createCompare(ComparePredicate::gt, input, zero), one, zero);
+  Value negative = node.createSelect(
+      node.createCompare(ComparePredicate::lt, input, zero), one, zero);
+  node.setOutput(0, node.createBinary<SubOp>(positive, negative));
+  return success();
+}
+
 LogicalResult convertLeakyRelu(NodeContext &node) {
   Value input = node.getInput(0);
   if (!input)
@@ -441,4 +507,8 @@ void mlir::dpc::onnx_import::addElementwiseConverters(
   converters["HardSigmoid"] = convertHardSigmoid;
   converters["HardSwish"] = convertHardSwish;
   converters["LeakyRelu"] = convertLeakyRelu;
+  converters["Softplus"] = convertSoftplus;
+  converters["Softsign"] = convertSoftsign;
+  converters["Celu"] = convertCelu;
+  converters["Sign"] = convertSign;
 }
