@@ -131,6 +131,23 @@ static FailureOr<SmallVector<int64_t>> resolveIndices(Operation *op,
   return positions;
 }
 
+/// Zeros of `resultShape` with element i of `updates` (row-major) added at
+/// offset `offsets[i]`; float sums accumulate in double, integers wrap.
+static Tensor addAtOffsets(const Tensor &updates, ArrayRef<int64_t> offsets,
+                           ArrayRef<int64_t> resultShape) {
+  Tensor result(updates.getKind(), resultShape);
+  dispatchKind(updates.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    std::vector<Acc> sums(result.getNumElements());
+    ArrayRef<T> in = updates.getData<T>();
+    for (auto [i, offset] : llvm::enumerate(offsets))
+      sums[offset] = Add()(sums[offset], static_cast<Acc>(in[i]));
+    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
+  });
+  return result;
+}
+
 /// For each position of `indices` (row-major), the row-major offset in a
 /// tensor of shape `target` of the element it names along `axis`.
 static FailureOr<SmallVector<int64_t>>
@@ -185,18 +202,7 @@ interpreter::scatterAddElements(Operation *op, const Tensor &updates,
       getElementOffsets(op, indices, axis, resultShape);
   if (failed(offsets))
     return failure();
-  Tensor result(updates.getKind(), resultShape);
-  dispatchKind(updates.getKind(), [&](auto zero) {
-    using T = decltype(zero);
-    // Float sums accumulate in double; integers wrap.
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-    std::vector<Acc> sums(result.getNumElements());
-    ArrayRef<T> in = updates.getData<T>();
-    for (auto [i, offset] : llvm::enumerate(*offsets))
-      sums[offset] = Add()(sums[offset], static_cast<Acc>(in[i]));
-    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
-  });
-  return result;
+  return addAtOffsets(updates, *offsets, resultShape);
 }
 
 FailureOr<Tensor> interpreter::gather(Operation *op, const Tensor &input,
@@ -231,22 +237,14 @@ FailureOr<Tensor> interpreter::scatterAdd(Operation *op, const Tensor &updates,
       resolveIndices(op, indices, axis, size);
   if (failed(positions))
     return failure();
-  Tensor result(updates.getKind(), resultShape);
-  dispatchKind(updates.getKind(), [&](auto zero) {
-    using T = decltype(zero);
-    // Float sums accumulate in double; integers wrap.
-    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-    std::vector<Acc> sums(result.getNumElements());
-    const T *in = updates.getData<T>().data();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t position : *positions) {
-        Acc *to = sums.data() + (o * size + position) * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          to[i] = Add()(to[i], static_cast<Acc>(*in++));
-      }
-    std::copy(sums.begin(), sums.end(), result.getData<T>().begin());
-  });
-  return result;
+  // Updates run over (outer, index, inner), row-major.
+  SmallVector<int64_t> offsets;
+  offsets.reserve(updates.getNumElements());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t position : *positions)
+      for (int64_t i = 0; i < inner; ++i)
+        offsets.push_back((o * size + position) * inner + i);
+  return addAtOffsets(updates, offsets, resultShape);
 }
 
 Tensor interpreter::pad(const Tensor &input, ArrayRef<int64_t> low,

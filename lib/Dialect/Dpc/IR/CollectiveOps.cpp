@@ -37,15 +37,6 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
   return size;
 }
 
-static int64_t getGroupSizeOf(Operation *op, FlatSymbolRefAttr meshName,
-                              ArrayAttr axes) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
-  int64_t size = 1;
-  for (Attribute axis : axes)
-    size *= mesh.getAxisSize(cast<StringAttr>(axis).getValue()).value_or(1);
-  return size;
-}
-
 static LogicalResult verifyMeanIsFloat(Operation *op, ReductionKind kind,
                                        Type type, StringRef constraint) {
   if (kind == ReductionKind::mean &&
@@ -139,19 +130,6 @@ LogicalResult AllToAllOp::verify() {
   SmallVector<int64_t> shape = scaleDim(input, split, 1, *group);
   shape[concat] *= *group;
   return verifyResult(*this, input, getResult().getType(), shape, "C4");
-}
-
-int64_t AllReduceOp::getGroupSize() {
-  return getGroupSizeOf(*this, getMeshAttr(), getAxes());
-}
-int64_t ReduceScatterOp::getGroupSize() {
-  return getGroupSizeOf(*this, getMeshAttr(), getAxes());
-}
-int64_t AllGatherOp::getGroupSize() {
-  return getGroupSizeOf(*this, getMeshAttr(), getAxes());
-}
-int64_t AllToAllOp::getGroupSize() {
-  return getGroupSizeOf(*this, getMeshAttr(), getAxes());
 }
 
 // Collectives move data; the cost model prices them as communication.

@@ -1092,11 +1092,6 @@ class Dpc_CollectiveOp<string mnemonic, string semantics,
     - (C2) `axes` is a non-empty list of distinct axes of the mesh.
     }] # constraints;
   let hasVerifier = 1;
-  code extraCollectiveDeclaration = [{
-    /// The number of ranks in each group.
-    int64_t getGroupSize();
-  }];
-  let extraClassDeclaration = extraCollectiveDeclaration;
 }
 
 def Dpc_AllReduceOp : Dpc_CollectiveOp<"all_reduce",
