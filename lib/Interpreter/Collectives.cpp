@@ -116,6 +116,10 @@ FailureOr<Tensor> mlir::dpc::interpreter::runCollective(Operation *op,
   SmallVector<int64_t> group = mesh.getGroup(rank.rank, axes);
   int64_t position = llvm::find(group, int64_t(rank.rank)) - group.begin();
 
+  // A slice needs no peer: every rank holds the whole value.
+  if (auto slice = dyn_cast<AllSliceOp>(op))
+    return splitEvenly(input, slice.getDimAttr().getInt(),
+                       group.size())[position];
   std::vector<Tensor> values = {input};
   if (group.size() > 1) {
     if (!rank.collectives)

@@ -307,7 +307,7 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       .Case([&](ReshardOp) { return one(operand(0)); })
       // One process runs every stage.
       .Case([&](TransferOp) { return one(operand(0)); })
-      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(
+      .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AllSliceOp>(
           [&](Operation *) {
             return one(runCollective(op, operand(0), rank, collectivesRun++));
           })

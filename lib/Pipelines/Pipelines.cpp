@@ -59,6 +59,8 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
     return;
   pm.addPass(createCompleteShardings());
   pm.addPass(createInsertReshards());
+  if (options.partition)
+    pm.addPass(createPartition());
 }
 
 void mlir::dpc::registerPipelines() {

@@ -183,6 +183,11 @@ static llvm::cl::opt<bool> planOnly(
     "plan-only", llvm::cl::cat(planCategory),
     llvm::cl::desc("Print the plan's table instead of the IR"));
 
+static llvm::cl::opt<bool> partitionStep(
+    "partition", llvm::cl::cat(planCategory),
+    llvm::cl::desc("After planning, write the program each rank runs: local "
+                   "types and collectives (-dpc-partition)"));
+
 static llvm::cl::opt<std::string> planReport(
     "plan-report", llvm::cl::cat(planCategory),
     llvm::cl::desc("Write the plan as JSON to this file"),
@@ -251,6 +256,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   // The IR is not printed after the table: writing the plan onto it is
   // wasted time.
   options.annotate = !planOnly;
+  options.partition = partitionStep;
 }
 
 /// Reads the input: imports an ONNX file, or parses (and verifies) IR.
@@ -332,6 +338,11 @@ int main(int argc, char **argv) {
       argc, argv, "dpc: distributed training compiler driver\n", registry);
   if ((planOnly || !planReport.empty()) && meshShape.empty()) {
     llvm::errs() << "dpc-opt: --plan-only and --plan-report need --mesh\n";
+    return EXIT_FAILURE;
+  }
+  if (partitionStep && (meshShape.empty() || planOnly)) {
+    llvm::errs() << "dpc-opt: --partition needs --mesh (and the plan written "
+                    "onto the IR, not --plan-only)\n";
     return EXIT_FAILURE;
   }
   for (auto [flag, degree] :

@@ -293,7 +293,8 @@ bindArguments(func::FuncOp func, llvm::StringMap<GivenInput> &given,
   bool ok = true;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     std::string name = getArgumentKey(func, i);
-    Type type = func.getArgumentTypes()[i];
+    // A partitioned step takes whole values, cut into blocks for the ranks.
+    Type type = getGlobalArgumentType(func, i);
     std::string typeText;
     llvm::raw_string_ostream(typeText) << type;
     auto [it, inserted] = byName.try_emplace(name, i);
@@ -473,7 +474,8 @@ static LogicalResult runInterpreter() {
   InterpreterOptions options;
   options.precision = precision;
   FailureOr<std::vector<::dpc::HostTensor>> results =
-      interpret(*func, *arguments, options);
+      isPartitioned(*func) ? interpretPartitioned(*func, *arguments, options)
+                           : interpret(*func, *arguments, options);
   if (failed(results))
     return failure(); // the interpreter has reported why, on the op
   return emitResults(*func, *results);

@@ -25,6 +25,29 @@ def ShardableOpInterface : OpInterface<"ShardableOpInterface"> {
       /*desc=*/"Returns the op's sharding rule.",
       /*retTy=*/"::mlir::dpc::ShardingRule", /*methodName=*/"getShardingRule",
       /*args=*/(ins)>,
+    InterfaceMethod<
+      /*desc=*/[{
+        Rewrites the op in place for one rank of a partitioned program. Its
+        operands are already the rank's local values, laid out as the
+        op's `dpc.operand_shardings` say; `localResultTypes` are the local
+        types of its results under its `dpc.sharding`. The default sets the
+        result types, which is all an op needs whose attributes hold no
+        global size. An op whose attributes do (a slice's limits), or whose
+        local result needs finishing before the planned collectives apply
+        (a count-weighted mean), rewrites itself, building new ops with
+        `builder` (set before the op) and replacing its results. Fails with
+        an error on the op where it cannot run on these shards.
+      }],
+      /*retTy=*/"::llvm::LogicalResult", /*methodName=*/"partition",
+      /*args=*/(ins "::mlir::OpBuilder &":$builder,
+                    "::mlir::TypeRange":$localResultTypes),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{
+        for (auto [result, type] :
+             llvm::zip_equal($_op->getResults(), localResultTypes))
+          result.setType(type);
+        return ::mlir::success();
+      }]>,
   ];
 }
 

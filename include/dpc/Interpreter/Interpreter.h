@@ -74,6 +74,27 @@ interpretRanks(func::FuncOp func,
                ArrayRef<std::vector<HostTensor>> perRankArguments,
                const InterpreterOptions &options = {});
 
+/// Whether `func` is the per-rank program of a partitioned step
+/// (`dpc.partitioned`): it runs on every device of its mesh at once.
+bool isPartitioned(func::FuncOp func);
+
+/// The type of the value a caller passes for argument `index` of `func`, or
+/// receives for result `index`: the global type for a partitioned function
+/// (its sharding scaled up), else the declared type.
+Type getGlobalArgumentType(func::FuncOp func, unsigned index);
+Type getGlobalResultType(func::FuncOp func, unsigned index);
+
+/// Runs a partitioned `func` as the whole step: every device of its mesh
+/// is a rank (a thread) that receives its block of each global argument,
+/// as the argument's sharding says; the results are assembled from the
+/// ranks' blocks as the result shardings say, pending partial results
+/// reduced by their kind. Replicas of a block must agree bit for bit:
+/// ranks that disagree about a value they all hold are an error naming the
+/// result and the ranks.
+FailureOr<std::vector<HostTensor>>
+interpretPartitioned(func::FuncOp func, ArrayRef<HostTensor> arguments,
+                     const InterpreterOptions &options = {});
+
 } // namespace mlir::dpc
 
 #endif // DPC_INTERPRETER_INTERPRETER_H

@@ -86,10 +86,14 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       *this, "annotate", llvm::cl::init(true),
       llvm::cl::desc("Write the plan onto the IR (off: the table and report "
                      "only)")};
+  Option<bool> partition{
+      *this, "partition", llvm::cl::init(false),
+      llvm::cl::desc("Partition the planned step into the program each rank "
+                     "runs (-dpc-partition)")};
 };
 
 /// The plan search with its completion, then (when the plan is written
-/// onto the IR) the explicit reshards.
+/// onto the IR) the explicit reshards, and on request the partitioning.
 void addPlanPipeline(OpPassManager &pm, const PlanPipelineOptions &options);
 
 /// Registers -dpc-train-pipeline and -dpc-plan-pipeline.

@@ -258,6 +258,36 @@ def InsertReshards : Pass<"dpc-insert-reshards", "ModuleOp"> {
   }];
 }
 
+def Partition : Pass<"dpc-partition", "ModuleOp"> {
+  let summary = "Turns the planned step into the program each rank runs";
+  let description = [{
+    Runs after `-dpc-insert-reshards`, on functions whose arguments carry
+    shardings. Every value takes the type of one device's block of it (each
+    dimension divided by the sizes of the axes that split it); each op
+    rewrites itself for its local operands through the `partition` method of
+    its sharding interface (a slice's limits, a count-weighted mean loss);
+    each `dpc.reshard` becomes the collectives that move the blocks:
+    pending partial results reduced by `dpc.all_reduce`, or by
+    `dpc.reduce_scatter` where the target splits the reduced axes, an axis
+    moving between dimensions by `dpc.all_to_all`, splits undone by
+    `dpc.all_gather` and made by `dpc.all_slice`. Functions are marked
+    `dpc.partitioned`; their argument and result shardings stay, now saying
+    how the global values lie on the mesh.
+
+    ```mlir
+    %0 = dpc.matmul %x, %w {dpc.sharding = [#dpc.sharding<@plan, [dp, *], partial = [tp : sum]>]}
+        : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    %1 = dpc.reshard %0 <@plan, [dp, *]> : tensor<8x4xf32>
+    // becomes, on mesh ["dp"=2, "tp"=2]
+    %0 = dpc.matmul %x, %w : (tensor<4x8xf32>, tensor<8x4xf32>) -> tensor<4x4xf32>
+    %1 = dpc.all_reduce %0 over @plan ["tp"] <sum> : tensor<4x4xf32>
+    ```
+
+    Pipeline stages are not partitioned yet: a step planned with more than
+    one stage is refused with an error naming the op.
+  }];
+}
+
 def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
   let summary = "Outlines each pipeline stage's forward and backward into a function";
   let description = [{

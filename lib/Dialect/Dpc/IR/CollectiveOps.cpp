@@ -117,6 +117,17 @@ LogicalResult AllGatherOp::verify() {
                       scaleDim(input, dim, *group, 1), "C4");
 }
 
+LogicalResult AllSliceOp::verify() {
+  FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
+  int64_t dim = getDimAttr().getInt();
+  Type input = getInput().getType();
+  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C3")) ||
+      failed(verifyDivides(*this, input, dim, *group, "C3")))
+    return failure();
+  return verifyResult(*this, input, getResult().getType(),
+                      scaleDim(input, dim, 1, *group), "C4");
+}
+
 LogicalResult AllToAllOp::verify() {
   FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
   int64_t split = getSplitDimAttr().getInt();
@@ -137,3 +148,4 @@ double AllReduceOp::getFlops() { return 0.0; }
 double ReduceScatterOp::getFlops() { return 0.0; }
 double AllGatherOp::getFlops() { return 0.0; }
 double AllToAllOp::getFlops() { return 0.0; }
+double AllSliceOp::getFlops() { return 0.0; }

@@ -279,6 +279,37 @@ ShardingAttr mlir::dpc::getCanonicalSharding(ShardingAttr sharding,
                            ArrayAttr::get(context, partialAxes), kinds);
 }
 
+/// The number of blocks `sharding` splits each dimension into on `mesh`.
+static SmallVector<int64_t> getShardCounts(ShardingAttr sharding,
+                                           MeshOp mesh) {
+  SmallVector<int64_t> counts;
+  for (unsigned dim = 0; dim < sharding.getRank(); ++dim) {
+    int64_t shards = 1;
+    for (StringRef axis : sharding.getDimAxes(dim))
+      shards *= mesh.getAxisSize(axis).value_or(1);
+    counts.push_back(shards);
+  }
+  return counts;
+}
+
+RankedTensorType mlir::dpc::getLocalType(ShardingAttr sharding,
+                                         RankedTensorType global,
+                                         MeshOp mesh) {
+  SmallVector<int64_t> shape(global.getShape());
+  for (auto [size, shards] : llvm::zip_equal(shape, getShardCounts(sharding, mesh)))
+    size /= shards;
+  return global.clone(shape);
+}
+
+RankedTensorType mlir::dpc::getGlobalType(ShardingAttr sharding,
+                                          RankedTensorType local,
+                                          MeshOp mesh) {
+  SmallVector<int64_t> shape(local.getShape());
+  for (auto [size, shards] : llvm::zip_equal(shape, getShardCounts(sharding, mesh)))
+    size *= shards;
+  return local.clone(shape);
+}
+
 SmallVector<ShardingAttr> mlir::dpc::getResultShardings(Operation *op) {
   SmallVector<ShardingAttr> shardings;
   auto array = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);

@@ -104,7 +104,9 @@ DpcDialect::verifyRegionResultAttribute(Operation *op, unsigned regionIndex,
   return success();
 }
 
-/// One #dpc.sharding on a value of type `type`, named `what` in errors.
+/// One #dpc.sharding on a value of type `type`, named `what` in errors. In
+/// a partitioned function `type` is local: the sharding describes the
+/// global value, whose type it implies.
 static LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
                                          Type type, const Twine &what) {
   auto sharding = dyn_cast<ShardingAttr>(attr.getValue());
@@ -112,6 +114,11 @@ static LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
     return op->emitError("'")
            << attr.getName().strref() << "' of " << what
            << " must be a #dpc.sharding, such as #dpc.sharding<@plan, [dp, *]>";
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  MeshOp mesh = lookupMesh(sharding, op);
+  if (op->hasAttr(DpcDialect::kPartitionedAttrName) && tensor && mesh &&
+      tensor.getRank() == int64_t(sharding.getRank()))
+    type = getGlobalType(sharding, tensor, mesh);
   return verifyShardingFor(sharding, type, op, [&] {
     return op->emitError() << what << ": ";
   });
@@ -160,6 +167,11 @@ LogicalResult DpcDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError("'")
              << name << "' must be a #dpc.phase (forward, backward or "
              << "optimizer)";
+    return success();
+  }
+  if (name == kPartitionedAttrName) {
+    if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(value))
+      return op->emitOpError("'") << name << "' is a unit attribute of functions";
     return success();
   }
   if (name == kPlanAttrName) {

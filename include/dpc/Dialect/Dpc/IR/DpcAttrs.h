@@ -37,6 +37,15 @@ LogicalResult verifyShardingFor(ShardingAttr sharding, Type type,
 /// equal attributes: no axes of size 1, partial axes in the mesh's order.
 ShardingAttr getCanonicalSharding(ShardingAttr sharding, MeshOp mesh);
 
+/// The type of one device's block of a value of type `global` laid out as
+/// `sharding` on `mesh`: each split dimension divided by its axes' sizes.
+RankedTensorType getLocalType(ShardingAttr sharding, RankedTensorType global,
+                              MeshOp mesh);
+
+/// The inverse of getLocalType: the whole value's type.
+RankedTensorType getGlobalType(ShardingAttr sharding, RankedTensorType local,
+                               MeshOp mesh);
+
 /// The per-value form on `op` (one sharding per result), if present.
 SmallVector<ShardingAttr> getResultShardings(Operation *op);
 

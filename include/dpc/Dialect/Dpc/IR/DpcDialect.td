@@ -85,6 +85,11 @@ def Dpc_Dialect : Dialect {
         "dpc.micro_batches";
     /// Module attribute of the plan: its degrees and predictions.
     static constexpr ::llvm::StringLiteral kPlanAttrName = "dpc.plan";
+    /// Function attribute: the function is the program of one rank, its
+    /// types local; its argument and result shardings say how the global
+    /// values lie on the mesh.
+    static constexpr ::llvm::StringLiteral kPartitionedAttrName =
+        "dpc.partitioned";
   }];
 }
 

@@ -729,7 +729,7 @@ def Dpc_ConcatOp : Dpc_Op<"concat", [Dpc_Differentiable, Pure, CostOpInterface,
 }
 
 def Dpc_SliceOp : Dpc_Op<"slice", [Dpc_Differentiable, Pure, CostOpInterface,
-    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+    DeclareOpInterfaceMethods<ShardableOpInterface, ["partition"]>]> {
   let summary = "A strided box of a tensor";
   let description = [{
     Takes, along each dimension `d`, the indices `start[d], start[d] +
@@ -768,7 +768,7 @@ def Dpc_SplitOp : Dpc_Op<"split", [Dpc_Differentiable, Pure, CostOpInterface,
 }
 
 def Dpc_GatherOp : Dpc_Op<"gather", [Dpc_Differentiable, Pure, CostOpInterface,
-    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+    DeclareOpInterfaceMethods<ShardableOpInterface, ["partition"]>]> {
   let summary = "Picks slices of a tensor by index (ONNX Gather, embedding)";
   let description = [{
     `result[p..., q..., s...] = input[p..., indices[q...], s...]` where `p`
@@ -900,7 +900,7 @@ def Dpc_ScatterAddElementsOp : Dpc_Op<"scatter_add_elements",
 
 def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure,
     AllTypesMatch<["input", "result"]>,
-    CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+    CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface, ["partition"]>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "Zeroes elements at random in training";
   let description = [{
@@ -927,7 +927,7 @@ def Dpc_DropoutOp : Dpc_Op<"dropout", [Dpc_Differentiable, Pure,
 
 class Dpc_LossOp<string mnemonic, string semantics>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
-                        CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+                        CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface, ["partition"]>]> {
   let description = [{
     }] # semantics # [{ `input` has shape `[N, C, d...]` (C classes) and
     `labels` shape `[N, d...]`. Samples whose label is `ignore_index` add
@@ -1147,6 +1147,28 @@ def Dpc_AllGatherOp : Dpc_CollectiveOp<"all_gather",
     - (C4) `result` has the element type of `input` and its shape with
       dimension `dim` multiplied by the group's size.}]> {
   let summary = "Concatenates the values of a group on every rank";
+  let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input `over` $mesh $axes `dim` $dim attr-dict `:` "
+                       "type($input) `->` type($result)";
+}
+
+def Dpc_AllSliceOp : Dpc_CollectiveOp<"all_slice",
+    [{Each rank keeps its block of `input` along `dim`: cut into as many
+    blocks as the group has ranks, the i-th rank of the group keeps block
+    i. The inverse of `all_gather`; it sends nothing, since every rank
+    already holds the whole value.
+
+    ```mlir
+    %1 = dpc.all_slice %0 over @plan ["tp"] dim 1
+        : tensor<8x16xf32> -> tensor<8x8xf32>
+    ```}],
+    [{- (C3) `dim` is a dimension of `input`, and the group's size divides
+      its size.
+    - (C4) `result` has the element type of `input` and its shape with
+      dimension `dim` divided by the group's size.}]> {
+  let summary = "Keeps each rank's block of a value every rank holds";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$dim);
   let results = (outs Dpc_Tensor:$result);
