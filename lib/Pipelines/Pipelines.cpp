@@ -51,6 +51,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.dataParallel = options.dataParallel;
   plan.tensorParallel = options.tensorParallel;
   plan.pipelineParallel = options.pipelineParallel;
+  plan.zeroStage = options.zeroStage;
   plan.report = options.report;
   plan.printTable = options.printTable;
   plan.annotate = options.annotate;

@@ -179,6 +179,12 @@ static llvm::cl::opt<int64_t> fixedPipelineParallel(
     "pp", llvm::cl::cat(planCategory), llvm::cl::init(0),
     llvm::cl::desc("Fix the number of pipeline stages"));
 
+static llvm::cl::opt<int64_t> fixedZeroStage(
+    "zero", llvm::cl::cat(planCategory), llvm::cl::init(-1),
+    llvm::cl::desc("Fix the ZeRO stage: 0 none, 1 optimizer state, 2 and "
+                   "gradients, 3 and parameters (default: the planner "
+                   "chooses)"));
+
 static llvm::cl::opt<bool> planOnly(
     "plan-only", llvm::cl::cat(planCategory),
     llvm::cl::desc("Print the plan's table instead of the IR"));
@@ -251,6 +257,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.dataParallel = fixedDataParallel;
   options.tensorParallel = fixedTensorParallel;
   options.pipelineParallel = fixedPipelineParallel;
+  options.zeroStage = fixedZeroStage;
   options.report = planReport;
   options.printTable = planOnly;
   // The IR is not printed after the table: writing the plan onto it is
@@ -354,6 +361,11 @@ int main(int argc, char **argv) {
                    << "and needs --mesh\n";
       return EXIT_FAILURE;
     }
+  if (fixedZeroStage.getNumOccurrences() && meshShape.empty()) {
+    llvm::errs() << "dpc-opt: --zero fixes the ZeRO stage of a plan and "
+                    "needs --mesh\n";
+    return EXIT_FAILURE;
+  }
   if (!memoryLimit.empty()) {
     std::string error;
     FailureOr<double> gib = parseMemorySize(memoryLimit, error);

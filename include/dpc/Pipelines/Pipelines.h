@@ -78,6 +78,9 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
   Option<int64_t> pipelineParallel{
       *this, "pp", llvm::cl::init(0),
       llvm::cl::desc("Fix the number of pipeline stages")};
+  Option<int64_t> zeroStage{
+      *this, "zero", llvm::cl::init(-1),
+      llvm::cl::desc("Fix the ZeRO stage 0-3 (-1: the planner chooses)")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Write the plan as JSON here")};
   Option<bool> printTable{*this, "print-table", llvm::cl::init(false),

@@ -180,6 +180,9 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
            "Tensor-parallel degree (0: chosen)">,
     Option<"pipelineParallel", "pp", "int64_t", /*default=*/"0",
            "Pipeline stages (0: chosen)">,
+    Option<"zeroStage", "zero", "int64_t", /*default=*/"-1",
+           "Fix the ZeRO stage: 0 (none), 1 (optimizer state), 2 (and "
+           "gradients) or 3 (and parameters); -1: the planner chooses">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",

@@ -35,6 +35,12 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
             << " is outside [0, 2^31] (0: the planner chooses)";
         return signalPassFailure();
       }
+    if (zeroStage < -1 || zeroStage > 3) {
+      emitError(module.getLoc(), "--zero=")
+          << zeroStage << " is not a ZeRO stage: 0, 1, 2 or 3 (-1: the "
+          << "planner chooses)";
+      return signalPassFailure();
+    }
     if (!(memoryLimit >= 0) || std::isinf(memoryLimit.getValue())) {
       emitError(module.getLoc(), "--memory-limit=")
           << llvm::formatv("{0}", double(memoryLimit))
@@ -53,6 +59,8 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.tensorParallel = tensorParallel;
     options.pipelineParallel = pipelineParallel;
     options.exposedTensorComm = exposedTensorComm;
+    if (zeroStage >= 0)
+      options.zeroStage = int(zeroStage);
     auto use = [&](const Plan &plan, const TrainingGraph &graph,
                    const LayerSegmentation &segmentation,
                    const PlanContext &context) -> LogicalResult {
