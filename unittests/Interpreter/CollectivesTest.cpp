@@ -29,7 +29,7 @@ constexpr const char *kProgram = R"mlir(
 dpc.mesh @grid ["dp"=2, "tp"=2]
 func.func @collectives(%x: tensor<2x2xf32>)
     -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<2x4xf32>,
-        tensor<4x1xf32>, tensor<2x2xf32>) {
+        tensor<4x1xf32>, tensor<2x2xf32>, tensor<2x1xf32>) {
   %0 = dpc.all_reduce %x over @grid ["tp"] <sum> : tensor<2x2xf32>
   %1 = dpc.all_reduce %x over @grid ["dp", "tp"] <max> : tensor<2x2xf32>
   %2 = dpc.reduce_scatter %x over @grid ["dp"] <mean> dim 0
@@ -39,9 +39,11 @@ func.func @collectives(%x: tensor<2x2xf32>)
   %4 = dpc.all_to_all %x over @grid ["tp"] split 1 concat 0
       : tensor<2x2xf32> -> tensor<4x1xf32>
   %5 = dpc.all_reduce %x over @grid ["tp", "dp"] <min> : tensor<2x2xf32>
-  return %0, %1, %2, %3, %4, %5
+  %6 = dpc.all_slice %x over @grid ["tp"] dim 1
+      : tensor<2x2xf32> -> tensor<2x1xf32>
+  return %0, %1, %2, %3, %4, %5, %6
       : tensor<2x2xf32>, tensor<2x2xf32>, tensor<1x2xf32>, tensor<2x4xf32>,
-        tensor<4x1xf32>, tensor<2x2xf32>
+        tensor<4x1xf32>, tensor<2x2xf32>, tensor<2x1xf32>
 }
 )mlir";
 
@@ -118,6 +120,9 @@ TEST_F(Collectives, EveryCollectiveFollowsItsDefinition) {
     // Block `tp` of dimension 1 from each member, stacked along dimension 0.
     for (int i = 0; i < 4; ++i)
       EXPECT_EQ(at(4, i, 0), input(tpGroup[i / 2], i % 2, tp));
+    // Its own block `tp` of dimension 1, taken from its own value.
+    for (int i = 0; i < 2; ++i)
+      EXPECT_EQ(at(6, i, 0), input(rank, i, tp));
   }
 }
 

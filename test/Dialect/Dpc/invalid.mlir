@@ -1204,6 +1204,26 @@ func.func @all_gather_result(%x: tensor<4xf32>) {
 
 // -----
 
+// dpc.all_slice (C3)
+dpc.mesh @plan ["dp"=2]
+func.func @all_slice_split(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dpc.all_slice' op dimension 1 of size 3 does not split over a group of 2 (C3)}}
+  %0 = dpc.all_slice %x over @plan ["dp"] dim 1 : tensor<4x3xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// dpc.all_slice (C4)
+dpc.mesh @plan ["dp"=2]
+func.func @all_slice_result(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'dpc.all_slice' op result type 'tensor<4x4xf32>' is not 'tensor<2x4xf32>' (C4)}}
+  %0 = dpc.all_slice %x over @plan ["dp"] dim 0 : tensor<4x4xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
 // dpc.all_to_all (C3)
 dpc.mesh @plan ["dp"=2]
 func.func @all_to_all_split(%x: tensor<4x3xf32>) {

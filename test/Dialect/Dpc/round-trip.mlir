@@ -242,6 +242,8 @@ func.func @collectives(%x: tensor<8x16xf32>) {
   %2 = dpc.all_gather %x over @plan ["dp"] dim 1 : tensor<8x16xf32> -> tensor<8x32xf32>
   // CHECK: dpc.all_to_all %{{.*}} over @plan ["pp", "tp"] split 1 concat 0 : tensor<8x16xf32> -> tensor<32x4xf32>
   %3 = dpc.all_to_all %x over @plan ["pp", "tp"] split 1 concat 0 : tensor<8x16xf32> -> tensor<32x4xf32>
+  // CHECK: dpc.all_slice %{{.*}} over @plan ["tp"] dim 1 : tensor<8x16xf32> -> tensor<8x8xf32>
+  %4 = dpc.all_slice %x over @plan ["tp"] dim 1 : tensor<8x16xf32> -> tensor<8x8xf32>
   return
 }
 
