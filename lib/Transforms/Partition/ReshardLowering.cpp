@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dpc/Transforms/Partitioning/ReshardLowering.h"
+#include "dpc/Transforms/Partition/ReshardLowering.h"
 
 #include "llvm/ADT/MapVector.h"
 

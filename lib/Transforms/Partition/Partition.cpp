@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dpc/Transforms/Passes.h"
-#include "dpc/Transforms/Partitioning/ReshardLowering.h"
+#include "dpc/Transforms/Partition/ReshardLowering.h"
 
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
