@@ -60,8 +60,12 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
     return;
   pm.addPass(createCompleteShardings());
   pm.addPass(createInsertReshards());
-  if (options.partition)
-    pm.addPass(createPartition());
+  if (!options.partition)
+    return;
+  pm.addPass(createPartition());
+  BucketGradientsOptions buckets;
+  buckets.bucketCapMb = options.bucketCapMb;
+  pm.addPass(createBucketGradients(buckets));
 }
 
 void mlir::dpc::registerPipelines() {

@@ -194,6 +194,11 @@ static llvm::cl::opt<bool> partitionStep(
     llvm::cl::desc("After planning, write the program each rank runs: local "
                    "types and collectives (-dpc-partition)"));
 
+static llvm::cl::opt<double> bucketCapMb(
+    "bucket-cap-mb", llvm::cl::cat(planCategory), llvm::cl::init(25.0),
+    llvm::cl::desc("With --partition: gradient all-reduces are fused into "
+                   "buckets of at most this many MiB (default 25)"));
+
 static llvm::cl::opt<std::string> planReport(
     "plan-report", llvm::cl::cat(planCategory),
     llvm::cl::desc("Write the plan as JSON to this file"),
@@ -264,6 +269,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   // wasted time.
   options.annotate = !planOnly;
   options.partition = partitionStep;
+  options.bucketCapMb = bucketCapMb;
 }
 
 /// Reads the input: imports an ONNX file, or parses (and verifies) IR.

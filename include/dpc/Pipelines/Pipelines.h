@@ -93,6 +93,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       *this, "partition", llvm::cl::init(false),
       llvm::cl::desc("Partition the planned step into the program each rank "
                      "runs (-dpc-partition)")};
+  Option<double> bucketCapMb{
+      *this, "bucket-cap-mb", llvm::cl::init(25.0),
+      llvm::cl::desc("Gradient all-reduce buckets hold at most this many MiB "
+                     "(-dpc-bucket-gradients)")};
 };
 
 /// The plan search with its completion, then (when the plan is written

@@ -291,6 +291,37 @@ def Partition : Pass<"dpc-partition", "ModuleOp"> {
   }];
 }
 
+def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
+  let summary = "Fuses the gradient all-reduces of a partitioned step into buckets";
+  let description = [{
+    Each all-reduce costs a latency; one over many tensors costs it once
+    (PyTorch DDP's 25 MB buckets). Walking each block in program order, that
+    is in the order the backward pass produces the gradients, all-reduces
+    over the same group with the same kind and element type join a bucket
+    of at most `bucket-cap-mb` MiB. A bucket becomes one `dpc.all_reduce`
+    of its members flattened and concatenated, placed where its last member
+    was, its pieces sliced back out. A member joins only if no op reads the
+    earlier members' results before that point, so reductions whose result
+    the next op needs (tensor-parallel ones) stay alone; a tensor larger
+    than the cap is a bucket of its own.
+
+    ```mlir
+    %a = dpc.all_reduce %ga over @plan ["dp"] <sum> : tensor<16x32xf32>
+    %b = dpc.all_reduce %gb over @plan ["dp"] <sum> : tensor<32xf32>
+    // becomes
+    %fa = dpc.reshape %ga : tensor<16x32xf32> -> tensor<512xf32>
+    %fb = dpc.reshape %gb : tensor<32xf32> -> tensor<32xf32>
+    %c = dpc.concat %fa, %fb {axis = 0 : i64} : ... -> tensor<544xf32>
+    %r = dpc.all_reduce %c over @plan ["dp"] <sum> : tensor<544xf32>
+    %a = ... dpc.slice %r [0, 512) and dpc.reshape back
+    ```
+  }];
+  let options = [
+    Option<"bucketCapMb", "bucket-cap-mb", "double", /*default=*/"25",
+           "The most a bucket holds, in MiB">,
+  ];
+}
+
 def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
   let summary = "Outlines each pipeline stage's forward and backward into a function";
   let description = [{

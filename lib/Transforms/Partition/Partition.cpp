@@ -97,12 +97,20 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   OpBuilder builder(op);
   if (auto reshard = dyn_cast<ReshardOp>(op)) {
     auto from = cast<ShardingAttr>(operandLayouts[op].front());
+    Operation *before = op->getPrevNode();
     MeshOp mesh = lookupMesh(from, op);
     FailureOr<Value> lowered = lowerReshard(
         builder, op->getLoc(), reshard.getInput(), from, reshard.getSharding(),
         mesh);
     if (failed(lowered))
       return failure();
+    // The collectives run where the reshard was placed.
+    for (Operation *made = before ? before->getNextNode() : &op->getBlock()->front();
+         made != op; made = made->getNextNode())
+      for (StringRef name :
+           {DpcDialect::kStageAttrName, DpcDialect::kPhaseAttrName})
+        if (Attribute attr = op->getAttr(name))
+          made->setAttr(name, attr);
     reshard.getResult().replaceAllUsesWith(*lowered);
     reshard.erase();
     return success();

@@ -1,0 +1,164 @@
+//===- BucketGradients.cpp - The -dpc-bucket-gradients pass ---------------===//
+//
+// Many small all-reduces cost a latency each; one over their concatenation
+// costs it once. Walking a block in order, all-reduces over the same group,
+// kind and element type join a bucket until it holds `bucket-cap-mb`; a
+// bucket is reduced where its last member was, so it may only hold members
+// whose results nobody reads before that point: gradient reductions, whose
+// results wait for the optimizer (once the pure ops consuming them are
+// moved as late as they can go), and not a tensor-parallel reduction that
+// the next op needs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Transforms/Passes.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir::dpc {
+#define GEN_PASS_DEF_BUCKETGRADIENTS
+#include "dpc/Transforms/Passes.h.inc"
+} // namespace mlir::dpc
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+int64_t getSizeInBytes(Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return type.getNumElements() *
+         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+}
+
+/// Whether every use of `op`'s result comes after `point` in their block.
+bool isUnusedBefore(AllReduceOp op, Operation *point) {
+  return llvm::all_of(op->getUsers(), [&](Operation *user) {
+    Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*user);
+    return ancestor && point->isBeforeInBlock(ancestor);
+  });
+}
+
+/// Replaces `members` by one all-reduce of their concatenation, placed
+/// where the last member was.
+void fuse(ArrayRef<AllReduceOp> members) {
+  if (members.size() < 2)
+    return;
+  AllReduceOp last = members.back();
+  OpBuilder builder(last);
+  Location loc = builder.getFusedLoc(llvm::to_vector(
+      llvm::map_range(members, [](AllReduceOp op) { return op.getLoc(); })));
+  Type elementType =
+      cast<RankedTensorType>(last.getInput().getType()).getElementType();
+  SmallVector<Value> flat;
+  int64_t total = 0;
+  for (AllReduceOp member : members) {
+    auto type = cast<RankedTensorType>(member.getInput().getType());
+    auto flatType = RankedTensorType::get({type.getNumElements()}, elementType);
+    flat.push_back(ReshapeOp::create(builder, loc, flatType, member.getInput()));
+    total += type.getNumElements();
+  }
+  auto bucketType = RankedTensorType::get({total}, elementType);
+  Value bucket = ConcatOp::create(builder, loc, bucketType, flat,
+                                  builder.getI64IntegerAttr(0));
+  Value reduced =
+      AllReduceOp::create(builder, loc, bucketType, bucket, last.getMeshAttr(),
+                          last.getAxesAttr(), last.getKindAttr());
+  if (Attribute phase = last->getAttr(DpcDialect::kPhaseAttrName))
+    reduced.getDefiningOp()->setAttr(DpcDialect::kPhaseAttrName, phase);
+  int64_t offset = 0;
+  for (AllReduceOp member : members) {
+    auto type = cast<RankedTensorType>(member.getType());
+    int64_t size = type.getNumElements();
+    Value piece = SliceOp::create(
+        builder, loc, RankedTensorType::get({size}, elementType), reduced,
+        builder.getDenseI64ArrayAttr({offset}),
+        builder.getDenseI64ArrayAttr({offset + size}),
+        builder.getDenseI64ArrayAttr({1}));
+    member.getResult().replaceAllUsesWith(
+        ReshapeOp::create(builder, loc, type, piece).getResult());
+    offset += size;
+  }
+  for (AllReduceOp member : members)
+    member.erase();
+}
+
+/// Moves the pure ops that consume all-reduce results, directly or not, as
+/// late as their users allow: a gradient transposed right after its
+/// reduction would otherwise close its bucket at once.
+void sinkConsumers(Block &block) {
+  SmallVector<Operation *> consumers;
+  llvm::SmallPtrSet<Operation *, 16> downstream;
+  for (Operation &op : block) {
+    bool fed = llvm::any_of(op.getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return def && (isa<AllReduceOp>(def) || downstream.contains(def));
+    });
+    if (fed && isPure(&op) && !op.hasTrait<::mlir::OpTrait::IsTerminator>()) {
+      downstream.insert(&op);
+      consumers.push_back(&op);
+    }
+  }
+  for (Operation *op : llvm::reverse(consumers)) {
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *ancestor = block.findAncestorOpInBlock(*user);
+      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
+        first = ancestor;
+    }
+    if (first && op->getNextNode() != first)
+      op->moveBefore(first);
+  }
+}
+
+struct BucketGradientsPass
+    : public dpc::impl::BucketGradientsBase<BucketGradientsPass> {
+  using BucketGradientsBase::BucketGradientsBase;
+
+  void runOnOperation() override {
+    if (!(bucketCapMb > 0) || bucketCapMb > 1e6) {
+      emitError(getOperation().getLoc(), "--bucket-cap-mb=")
+          << llvm::formatv("{0}", double(bucketCapMb)) << " is outside (0, 1e6]";
+      return signalPassFailure();
+    }
+    int64_t capacity = int64_t(bucketCapMb * 1024 * 1024);
+    getOperation().walk([&](Block *block) { bucketBlock(*block, capacity); });
+  }
+
+  void bucketBlock(Block &block, int64_t capacity) {
+    sinkConsumers(block);
+    using Key = std::tuple<Attribute, Attribute, Attribute, Type>;
+    // Open buckets in the order they opened, with their sizes.
+    llvm::MapVector<Key, std::pair<SmallVector<AllReduceOp>, int64_t>> open;
+    SmallVector<AllReduceOp> ops(block.getOps<AllReduceOp>());
+    for (AllReduceOp op : ops) {
+      Type elementType =
+          cast<RankedTensorType>(op.getInput().getType()).getElementType();
+      Key key{op.getMeshAttr(), op.getAxesAttr(), op.getKindAttr(),
+              elementType};
+      auto &[members, bytes] = open[key];
+      int64_t size = getSizeInBytes(op.getInput());
+      // The bucket moves to `op`: its members' results must not be read
+      // before, and it must not overflow.
+      bool fits = bytes + size <= capacity &&
+                  llvm::all_of(members, [&](AllReduceOp member) {
+                    return isUnusedBefore(member, op);
+                  });
+      if (!fits) {
+        fuse(members);
+        members.clear();
+        bytes = 0;
+      }
+      members.push_back(op);
+      bytes += size;
+    }
+    for (auto &entry : open)
+      fuse(entry.second.first);
+  }
+};
+
+} // namespace

@@ -1,0 +1,72 @@
+// RUN: dpc-opt %s -dpc-bucket-gradients -split-input-file | FileCheck %s
+// RUN: dpc-opt %s -dpc-bucket-gradients=bucket-cap-mb=0.002 -split-input-file | FileCheck %s --check-prefix=SMALL
+// RUN: not dpc-opt %s -dpc-bucket-gradients=bucket-cap-mb=0 -split-input-file -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: --bucket-cap-mb=0.00 is outside (0, 1e6]
+
+// Three gradients reduced over dp as the backward pass makes them, read
+// only by the optimizer afterwards: one bucket, reduced where the last one
+// was. The tensor-parallel reduction, read at once, stays alone.
+dpc.mesh @plan ["dp"=2, "tp"=2]
+// CHECK-LABEL: func.func @backward
+// SMALL-LABEL: func.func @backward
+func.func @backward(%g0: tensor<16x32xf32>, %g1: tensor<32xf32>, %g2: tensor<8x8xf32>, %h: tensor<4x4xf32>)
+    -> (tensor<16x32xf32>, tensor<32xf32>, tensor<8x8xf32>, tensor<4x4xf32>) {
+  %a = dpc.all_reduce %g0 over @plan ["dp"] <sum> : tensor<16x32xf32>
+  // CHECK: %[[T:.*]] = dpc.all_reduce %{{.*}} over @plan ["tp"] <sum> : tensor<4x4xf32>
+  %t = dpc.all_reduce %h over @plan ["tp"] <sum> : tensor<4x4xf32>
+  // CHECK-NEXT: %[[U:.*]] = dpc.neg %[[T]]
+  // CHECK-NEXT: %[[V:.*]] = dpc.all_reduce %[[U]] over @plan ["tp"] <sum> : tensor<4x4xf32>
+  %u = dpc.neg %t : tensor<4x4xf32>
+  %v = dpc.all_reduce %u over @plan ["tp"] <sum> : tensor<4x4xf32>
+  %b = dpc.all_reduce %g1 over @plan ["dp"] <sum> : tensor<32xf32>
+  // CHECK-NEXT: %[[F0:.*]] = dpc.reshape %{{.*}} : tensor<16x32xf32> -> tensor<512xf32>
+  // CHECK-NEXT: %[[F1:.*]] = dpc.reshape %{{.*}} : tensor<32xf32> -> tensor<32xf32>
+  // CHECK-NEXT: %[[F2:.*]] = dpc.reshape %{{.*}} : tensor<8x8xf32> -> tensor<64xf32>
+  // CHECK-NEXT: %[[B:.*]] = dpc.concat %[[F0]], %[[F1]], %[[F2]] {axis = 0 : i64} : (tensor<512xf32>, tensor<32xf32>, tensor<64xf32>) -> tensor<608xf32>
+  // CHECK-NEXT: %[[R:.*]] = dpc.all_reduce %[[B]] over @plan ["dp"] <sum> : tensor<608xf32>
+  // CHECK-NEXT: %[[S0:.*]] = dpc.slice %[[R]] {limit = array<i64: 512>, start = array<i64: 0>, stride = array<i64: 1>}
+  // CHECK-NEXT: %[[A:.*]] = dpc.reshape %[[S0]] : tensor<512xf32> -> tensor<16x32xf32>
+  // CHECK-NEXT: dpc.slice %[[R]] {limit = array<i64: 544>, start = array<i64: 512>, stride = array<i64: 1>}
+  // CHECK: dpc.slice %[[R]] {limit = array<i64: 608>, start = array<i64: 544>, stride = array<i64: 1>}
+  // CHECK-NOT: dpc.all_reduce
+  // CHECK: return %[[A]]
+  %c = dpc.all_reduce %g2 over @plan ["dp"] <sum> : tensor<8x8xf32>
+  // With 2 KiB buckets: the 2 KiB gradient alone; the other two together.
+  // SMALL: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> : tensor<16x32xf32>
+  // SMALL: dpc.all_reduce %{{.*}} over @plan ["tp"] <sum> : tensor<4x4xf32>
+  // SMALL: dpc.all_reduce %{{.*}} over @plan ["tp"] <sum> : tensor<4x4xf32>
+  // SMALL: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> : tensor<96xf32>
+  // SMALL-NOT: dpc.all_reduce
+  return %a, %b, %c, %v : tensor<16x32xf32>, tensor<32xf32>, tensor<8x8xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// A gradient read before the next one is reduced closes its bucket; kinds,
+// groups and element types bucket apart. Pure ops reading a reduced
+// gradient wait until their result is needed.
+dpc.mesh @plan ["dp"=2, "tp"=2]
+// CHECK-LABEL: func.func @apart
+// SMALL-LABEL: func.func @apart
+func.func @apart(%g0: tensor<4xf32>, %g1: tensor<4xf32>, %g2: tensor<4xf32>, %g3: tensor<4xf16>, %g4: tensor<4xf32>, %g5: tensor<4xf32>)
+    -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> : tensor<4xf32>
+  %a = dpc.all_reduce %g0 over @plan ["dp"] <sum> : tensor<4xf32>
+  %n = dpc.all_reduce %a over @plan ["tp"] <sum> : tensor<4xf32>
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["tp"] <sum> : tensor<4xf32>
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <mean> : tensor<4xf32>
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> : tensor<4xf16>
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["dp", "tp"] <sum> : tensor<4xf32>
+  // CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> : tensor<8xf32>
+  // CHECK-NOT: dpc.all_reduce
+  %b0 = dpc.all_reduce %g1 over @plan ["dp"] <sum> : tensor<4xf32>
+  %b = dpc.transpose %b0 [0] : tensor<4xf32> -> tensor<4xf32>
+  %c = dpc.all_reduce %g2 over @plan ["dp"] <mean> : tensor<4xf32>
+  %d = dpc.all_reduce %g3 over @plan ["dp"] <sum> : tensor<4xf16>
+  %e = dpc.all_reduce %g4 over @plan ["dp", "tp"] <sum> : tensor<4xf32>
+  %f = dpc.all_reduce %g5 over @plan ["dp"] <sum> : tensor<4xf32>
+  // CHECK: dpc.transpose
+  // CHECK-NEXT: return
+  return %n, %b, %c, %d, %e, %f : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>
+}
