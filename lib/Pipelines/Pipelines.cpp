@@ -66,6 +66,9 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   BucketGradientsOptions buckets;
   buckets.bucketCapMb = options.bucketCapMb;
   pm.addPass(createBucketGradients(buckets));
+  CompressGradientsOptions compression;
+  compression.compression = options.gradCompression;
+  pm.addPass(createCompressGradients(compression));
 }
 
 void mlir::dpc::registerPipelines() {

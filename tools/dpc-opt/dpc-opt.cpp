@@ -199,6 +199,11 @@ static llvm::cl::opt<double> bucketCapMb(
     llvm::cl::desc("With --partition: gradient all-reduces are fused into "
                    "buckets of at most this many MiB (default 25)"));
 
+static llvm::cl::opt<std::string> gradCompression(
+    "grad-compression", llvm::cl::cat(planCategory), llvm::cl::init("none"),
+    llvm::cl::desc("With --partition: send data-parallel gradient "
+                   "reductions as none (default), bf16 or fp16"));
+
 static llvm::cl::opt<std::string> planReport(
     "plan-report", llvm::cl::cat(planCategory),
     llvm::cl::desc("Write the plan as JSON to this file"),
@@ -270,6 +275,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.annotate = !planOnly;
   options.partition = partitionStep;
   options.bucketCapMb = bucketCapMb;
+  options.gradCompression = gradCompression;
 }
 
 /// Reads the input: imports an ONNX file, or parses (and verifies) IR.

@@ -97,6 +97,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       *this, "bucket-cap-mb", llvm::cl::init(25.0),
       llvm::cl::desc("Gradient all-reduce buckets hold at most this many MiB "
                      "(-dpc-bucket-gradients)")};
+  Option<std::string> gradCompression{
+      *this, "grad-compression", llvm::cl::init("none"),
+      llvm::cl::desc("Send data-parallel gradient reductions as none, bf16 "
+                     "or fp16 (-dpc-compress-gradients)")};
 };
 
 /// The plan search with its completion, then (when the plan is written

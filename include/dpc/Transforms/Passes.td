@@ -322,6 +322,30 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
   ];
 }
 
+def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
+  let summary = "Sends data-parallel gradient reductions in bf16 or fp16";
+  let description = [{
+    Each sum or mean all-reduce or reduce-scatter of a floating-point tensor
+    over a group that includes the data-parallel mesh axis (`dp`, as the
+    plan names it) is cast to `compression` before the collective and back
+    to its own type after it, halving the bytes sent for fp32 gradients.
+    Scalars (the loss, sample counts) and reductions over other axes
+    (tensor-parallel activations) keep their precision. Off by default.
+
+    ```mlir
+    %r = dpc.all_reduce %g over @plan ["dp"] <sum> : tensor<512xf32>
+    // becomes, with compression=bf16
+    %c = dpc.cast %g : tensor<512xf32> -> tensor<512xbf16>
+    %s = dpc.all_reduce %c over @plan ["dp"] <sum> : tensor<512xbf16>
+    %r = dpc.cast %s : tensor<512xbf16> -> tensor<512xf32>
+    ```
+  }];
+  let options = [
+    Option<"compression", "compression", "std::string", /*default=*/"\"none\"",
+           "none, bf16 or fp16">,
+  ];
+}
+
 def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
   let summary = "Outlines each pipeline stage's forward and backward into a function";
   let description = [{
