@@ -276,8 +276,10 @@ case("collectives_of_one_rank",
      "%b = dpc.reduce_scatter %x over @solo [\"dp\"] <sum> dim 0 : tensor<4x3xf32> -> tensor<4x3xf32>\n"
      "%c = dpc.all_gather %x over @solo [\"dp\"] dim 1 : tensor<4x3xf32> -> tensor<4x3xf32>\n"
      "%d = dpc.all_to_all %x over @solo [\"dp\"] split 1 concat 0 : tensor<4x3xf32> -> tensor<4x3xf32>\n"
-     "%e = dpc.all_slice %x over @solo [\"dp\"] dim 0 : tensor<4x3xf32> -> tensor<4x3xf32>",
-     {"x": x}, {k: ty([4, 3]) for k in "abcde"}, lambda x: {k: x for k in "abcde"},
+     "%e = dpc.all_slice %x over @solo [\"dp\"] dim 0 : tensor<4x3xf32> -> tensor<4x3xf32>\n"
+     "%s = dpc.all_reduce %x over @solo [\"dp\"] <sum> {async} : tensor<4x3xf32>\n"
+     "%f = dpc.wait %s : tensor<4x3xf32>",
+     {"x": x}, {k: ty([4, 3]) for k in "abcdef"}, lambda x: {k: x for k in "abcdef"},
      functions='dpc.mesh @solo ["dp"=1]\n', exact=True)
 
 i = np.array([-3, 0, 2**40 + 7, 5], np.int64)

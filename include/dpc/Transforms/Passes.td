@@ -346,6 +346,34 @@ def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
   ];
 }
 
+def OverlapCollectives : Pass<"dpc-overlap-collectives", "ModuleOp"> {
+  let summary = "Makes collectives asynchronous start/wait pairs placed for overlap";
+  let description = [{
+    Moves the pure ops that read collective results as late as their own
+    readers allow; then each collective that moves data (all-reduce,
+    reduce-scatter, all-gather, all-to-all) starts right after the op that
+    makes its operand, marked `async`, and a `dpc.wait` goes right before
+    the first op that reads its result. What runs between the two overlaps
+    the communication: the rest of the backward pass under a gradient
+    reduction, independent compute under a tensor-parallel exchange.
+    Collectives keep their relative order where they start after the same
+    op, so every rank issues them in the same order.
+
+    ```mlir
+    %g = dpc.matmul ...
+    %x = ... // independent compute
+    %r = dpc.all_reduce %g over @plan ["dp"] <sum> : tensor<64xf32>
+    %u = dpc.neg %r : tensor<64xf32>
+    // becomes
+    %g = dpc.matmul ...
+    %r = dpc.all_reduce %g over @plan ["dp"] <sum> {async} : tensor<64xf32>
+    %x = ...
+    %w = dpc.wait %r : tensor<64xf32>
+    %u = dpc.neg %w : tensor<64xf32>
+    ```
+  }];
+}
+
 def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
   let summary = "Outlines each pipeline stage's forward and backward into a function";
   let description = [{

@@ -11,12 +11,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Scheduling.h"
+
 #include "dpc/Transforms/Passes.h"
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::dpc {
@@ -85,34 +86,6 @@ void fuse(ArrayRef<AllReduceOp> members) {
   }
   for (AllReduceOp member : members)
     member.erase();
-}
-
-/// Moves the pure ops that consume all-reduce results, directly or not, as
-/// late as their users allow: a gradient transposed right after its
-/// reduction would otherwise close its bucket at once.
-void sinkConsumers(Block &block) {
-  SmallVector<Operation *> consumers;
-  llvm::SmallPtrSet<Operation *, 16> downstream;
-  for (Operation &op : block) {
-    bool fed = llvm::any_of(op.getOperands(), [&](Value operand) {
-      Operation *def = operand.getDefiningOp();
-      return def && (isa<AllReduceOp>(def) || downstream.contains(def));
-    });
-    if (fed && isPure(&op) && !op.hasTrait<::mlir::OpTrait::IsTerminator>()) {
-      downstream.insert(&op);
-      consumers.push_back(&op);
-    }
-  }
-  for (Operation *op : llvm::reverse(consumers)) {
-    Operation *first = nullptr;
-    for (Operation *user : op->getUsers()) {
-      Operation *ancestor = block.findAncestorOpInBlock(*user);
-      if (ancestor && (!first || ancestor->isBeforeInBlock(first)))
-        first = ancestor;
-    }
-    if (first && op->getNextNode() != first)
-      op->moveBefore(first);
-  }
 }
 
 struct BucketGradientsPass

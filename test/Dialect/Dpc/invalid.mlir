@@ -1126,6 +1126,28 @@ func.func @collective_no_axis(%x: tensor<4xf32>) {
 
 // dpc.all_reduce (C3)
 dpc.mesh @plan ["dp"=2]
+func.func @async_read_directly(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'dpc.all_reduce' op is async, but dpc.neg reads its result without a dpc.wait (C3)}}
+  %0 = dpc.all_reduce %x over @plan ["dp"] <sum> {async} : tensor<4xf32>
+  %1 = dpc.neg %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// dpc.wait (C2)
+dpc.mesh @plan ["dp"=2]
+func.func @wait_for_nothing(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = dpc.all_reduce %x over @plan ["dp"] <sum> : tensor<4xf32>
+  // expected-error @+1 {{'dpc.wait' op waits for a value no async collective produces (C2)}}
+  %1 = dpc.wait %0 : tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// dpc.all_reduce (C4)
+dpc.mesh @plan ["dp"=2]
 func.func @all_reduce_type(%x: tensor<4xf32>) {
   // expected-error @+1 {{all of {input, result} have same type}}
   %0 = "dpc.all_reduce"(%x) <{mesh = @plan, axes = ["dp"], kind = #dpc.reduction<sum>}> : (tensor<4xf32>) -> tensor<4xf16>
@@ -1134,31 +1156,21 @@ func.func @all_reduce_type(%x: tensor<4xf32>) {
 
 // -----
 
-// dpc.all_reduce (C4)
+// dpc.all_reduce (C5)
 dpc.mesh @plan ["dp"=2]
 func.func @all_reduce_mean_int(%x: tensor<4xi64>) {
-  // expected-error @+1 {{'dpc.all_reduce' op averages 'tensor<4xi64>', which is not floating-point (C4)}}
+  // expected-error @+1 {{'dpc.all_reduce' op averages 'tensor<4xi64>', which is not floating-point (C5)}}
   %0 = dpc.all_reduce %x over @plan ["dp"] <mean> : tensor<4xi64>
   return
 }
 
 // -----
 
-// dpc.reduce_scatter (C3)
+// dpc.reduce_scatter (C4)
 dpc.mesh @plan ["dp"=4]
 func.func @reduce_scatter_uneven(%x: tensor<6xf32>) {
-  // expected-error @+1 {{'dpc.reduce_scatter' op dimension 0 of size 6 does not split over a group of 4 (C3)}}
+  // expected-error @+1 {{'dpc.reduce_scatter' op dimension 0 of size 6 does not split over a group of 4 (C4)}}
   %0 = dpc.reduce_scatter %x over @plan ["dp"] <sum> dim 0 : tensor<6xf32> -> tensor<1xf32>
-  return
-}
-
-// -----
-
-// dpc.reduce_scatter (C3)
-dpc.mesh @plan ["dp"=2]
-func.func @reduce_scatter_dim(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dpc.reduce_scatter' op 'dim' 1 is not a dimension of 'tensor<4xf32>' (C3)}}
-  %0 = dpc.reduce_scatter %x over @plan ["dp"] <sum> dim 1 : tensor<4xf32> -> tensor<2xf32>
   return
 }
 
@@ -1166,9 +1178,9 @@ func.func @reduce_scatter_dim(%x: tensor<4xf32>) {
 
 // dpc.reduce_scatter (C4)
 dpc.mesh @plan ["dp"=2]
-func.func @reduce_scatter_result(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dpc.reduce_scatter' op result type 'tensor<4xf32>' is not 'tensor<2xf32>' (C4)}}
-  %0 = dpc.reduce_scatter %x over @plan ["dp"] <sum> dim 0 : tensor<4xf32> -> tensor<4xf32>
+func.func @reduce_scatter_dim(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.reduce_scatter' op 'dim' 1 is not a dimension of 'tensor<4xf32>' (C4)}}
+  %0 = dpc.reduce_scatter %x over @plan ["dp"] <sum> dim 1 : tensor<4xf32> -> tensor<2xf32>
   return
 }
 
@@ -1176,19 +1188,19 @@ func.func @reduce_scatter_result(%x: tensor<4xf32>) {
 
 // dpc.reduce_scatter (C5)
 dpc.mesh @plan ["dp"=2]
-func.func @reduce_scatter_mean_int(%x: tensor<4xi64>) {
-  // expected-error @+1 {{'dpc.reduce_scatter' op averages 'tensor<4xi64>', which is not floating-point (C5)}}
-  %0 = dpc.reduce_scatter %x over @plan ["dp"] <mean> dim 0 : tensor<4xi64> -> tensor<2xi64>
+func.func @reduce_scatter_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.reduce_scatter' op result type 'tensor<4xf32>' is not 'tensor<2xf32>' (C5)}}
+  %0 = dpc.reduce_scatter %x over @plan ["dp"] <sum> dim 0 : tensor<4xf32> -> tensor<4xf32>
   return
 }
 
 // -----
 
-// dpc.all_gather (C3)
+// dpc.reduce_scatter (C6)
 dpc.mesh @plan ["dp"=2]
-func.func @all_gather_dim(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dpc.all_gather' op 'dim' -1 is not a dimension of 'tensor<4xf32>' (C3)}}
-  %0 = dpc.all_gather %x over @plan ["dp"] dim -1 : tensor<4xf32> -> tensor<8xf32>
+func.func @reduce_scatter_mean_int(%x: tensor<4xi64>) {
+  // expected-error @+1 {{'dpc.reduce_scatter' op averages 'tensor<4xi64>', which is not floating-point (C6)}}
+  %0 = dpc.reduce_scatter %x over @plan ["dp"] <mean> dim 0 : tensor<4xi64> -> tensor<2xi64>
   return
 }
 
@@ -1196,19 +1208,19 @@ func.func @all_gather_dim(%x: tensor<4xf32>) {
 
 // dpc.all_gather (C4)
 dpc.mesh @plan ["dp"=2]
-func.func @all_gather_result(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'dpc.all_gather' op result type 'tensor<8xf16>' is not 'tensor<8xf32>' (C4)}}
-  %0 = dpc.all_gather %x over @plan ["dp"] dim 0 : tensor<4xf32> -> tensor<8xf16>
+func.func @all_gather_dim(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.all_gather' op 'dim' -1 is not a dimension of 'tensor<4xf32>' (C4)}}
+  %0 = dpc.all_gather %x over @plan ["dp"] dim -1 : tensor<4xf32> -> tensor<8xf32>
   return
 }
 
 // -----
 
-// dpc.all_slice (C3)
+// dpc.all_gather (C5)
 dpc.mesh @plan ["dp"=2]
-func.func @all_slice_split(%x: tensor<4x3xf32>) {
-  // expected-error @+1 {{'dpc.all_slice' op dimension 1 of size 3 does not split over a group of 2 (C3)}}
-  %0 = dpc.all_slice %x over @plan ["dp"] dim 1 : tensor<4x3xf32> -> tensor<4x1xf32>
+func.func @all_gather_result(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.all_gather' op result type 'tensor<8xf16>' is not 'tensor<8xf32>' (C5)}}
+  %0 = dpc.all_gather %x over @plan ["dp"] dim 0 : tensor<4xf32> -> tensor<8xf16>
   return
 }
 
@@ -1216,19 +1228,19 @@ func.func @all_slice_split(%x: tensor<4x3xf32>) {
 
 // dpc.all_slice (C4)
 dpc.mesh @plan ["dp"=2]
-func.func @all_slice_result(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{'dpc.all_slice' op result type 'tensor<4x4xf32>' is not 'tensor<2x4xf32>' (C4)}}
-  %0 = dpc.all_slice %x over @plan ["dp"] dim 0 : tensor<4x4xf32> -> tensor<4x4xf32>
+func.func @all_slice_split(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dpc.all_slice' op dimension 1 of size 3 does not split over a group of 2 (C4)}}
+  %0 = dpc.all_slice %x over @plan ["dp"] dim 1 : tensor<4x3xf32> -> tensor<4x1xf32>
   return
 }
 
 // -----
 
-// dpc.all_to_all (C3)
+// dpc.all_slice (C5)
 dpc.mesh @plan ["dp"=2]
-func.func @all_to_all_split(%x: tensor<4x3xf32>) {
-  // expected-error @+1 {{'dpc.all_to_all' op dimension 1 of size 3 does not split over a group of 2 (C3)}}
-  %0 = dpc.all_to_all %x over @plan ["dp"] split 1 concat 0 : tensor<4x3xf32> -> tensor<8x1xf32>
+func.func @all_slice_result(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'dpc.all_slice' op result type 'tensor<4x4xf32>' is not 'tensor<2x4xf32>' (C5)}}
+  %0 = dpc.all_slice %x over @plan ["dp"] dim 0 : tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }
 
@@ -1236,8 +1248,18 @@ func.func @all_to_all_split(%x: tensor<4x3xf32>) {
 
 // dpc.all_to_all (C4)
 dpc.mesh @plan ["dp"=2]
+func.func @all_to_all_split(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'dpc.all_to_all' op dimension 1 of size 3 does not split over a group of 2 (C4)}}
+  %0 = dpc.all_to_all %x over @plan ["dp"] split 1 concat 0 : tensor<4x3xf32> -> tensor<8x1xf32>
+  return
+}
+
+// -----
+
+// dpc.all_to_all (C5)
+dpc.mesh @plan ["dp"=2]
 func.func @all_to_all_result(%x: tensor<4x4xf32>) {
-  // expected-error @+1 {{'dpc.all_to_all' op result type 'tensor<4x4xf32>' is not 'tensor<8x2xf32>' (C4)}}
+  // expected-error @+1 {{'dpc.all_to_all' op result type 'tensor<4x4xf32>' is not 'tensor<8x2xf32>' (C5)}}
   %0 = dpc.all_to_all %x over @plan ["dp"] split 1 concat 0 : tensor<4x4xf32> -> tensor<4x4xf32>
   return
 }

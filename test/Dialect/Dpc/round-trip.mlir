@@ -244,6 +244,10 @@ func.func @collectives(%x: tensor<8x16xf32>) {
   %3 = dpc.all_to_all %x over @plan ["pp", "tp"] split 1 concat 0 : tensor<8x16xf32> -> tensor<32x4xf32>
   // CHECK: dpc.all_slice %{{.*}} over @plan ["tp"] dim 1 : tensor<8x16xf32> -> tensor<8x8xf32>
   %4 = dpc.all_slice %x over @plan ["tp"] dim 1 : tensor<8x16xf32> -> tensor<8x8xf32>
+  // CHECK: %[[S:.*]] = dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> {async} : tensor<8x16xf32>
+  // CHECK: dpc.wait %[[S]] : tensor<8x16xf32>
+  %5 = dpc.all_reduce %x over @plan ["dp"] <sum> {async} : tensor<8x16xf32>
+  %6 = dpc.wait %5 : tensor<8x16xf32>
   return
 }
 

@@ -22,6 +22,11 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
            << meshName << ", which is no dpc.mesh (C1)";
   if (axes.empty())
     return op->emitOpError("has an empty group: it names no axis (C2)");
+  if (op->hasAttr("async"))
+    for (Operation *user : op->getResult(0).getUsers())
+      if (!isa<WaitOp>(user))
+        return op->emitOpError("is async, but ")
+               << user->getName() << " reads its result without a dpc.wait (C3)";
   llvm::StringSet<> seen;
   int64_t size = 1;
   for (Attribute attr : axes) {
@@ -91,41 +96,41 @@ static LogicalResult verifyDivides(Operation *op, Type type, int64_t dim,
 LogicalResult AllReduceOp::verify() {
   if (failed(verifyGroup(*this, getMeshAttr(), getAxes())))
     return failure();
-  // (C3) is AllTypesMatch's.
-  return verifyMeanIsFloat(*this, getKind(), getInput().getType(), "C4");
+  // (C4) is AllTypesMatch's.
+  return verifyMeanIsFloat(*this, getKind(), getInput().getType(), "C5");
 }
 
 LogicalResult ReduceScatterOp::verify() {
   FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
   int64_t dim = getDimAttr().getInt();
   Type input = getInput().getType();
-  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C3")) ||
-      failed(verifyDivides(*this, input, dim, *group, "C3")) ||
+  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C4")) ||
+      failed(verifyDivides(*this, input, dim, *group, "C4")) ||
       failed(verifyResult(*this, input, getResult().getType(),
-                          scaleDim(input, dim, 1, *group), "C4")))
+                          scaleDim(input, dim, 1, *group), "C5")))
     return failure();
-  return verifyMeanIsFloat(*this, getKind(), input, "C5");
+  return verifyMeanIsFloat(*this, getKind(), input, "C6");
 }
 
 LogicalResult AllGatherOp::verify() {
   FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
   int64_t dim = getDimAttr().getInt();
   Type input = getInput().getType();
-  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C3")))
+  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C4")))
     return failure();
   return verifyResult(*this, input, getResult().getType(),
-                      scaleDim(input, dim, *group, 1), "C4");
+                      scaleDim(input, dim, *group, 1), "C5");
 }
 
 LogicalResult AllSliceOp::verify() {
   FailureOr<int64_t> group = verifyGroup(*this, getMeshAttr(), getAxes());
   int64_t dim = getDimAttr().getInt();
   Type input = getInput().getType();
-  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C3")) ||
-      failed(verifyDivides(*this, input, dim, *group, "C3")))
+  if (failed(group) || failed(verifyDim(*this, input, dim, "dim", "C4")) ||
+      failed(verifyDivides(*this, input, dim, *group, "C4")))
     return failure();
   return verifyResult(*this, input, getResult().getType(),
-                      scaleDim(input, dim, 1, *group), "C4");
+                      scaleDim(input, dim, 1, *group), "C5");
 }
 
 LogicalResult AllToAllOp::verify() {
@@ -134,13 +139,23 @@ LogicalResult AllToAllOp::verify() {
   int64_t concat = getConcatDimAttr().getInt();
   Type input = getInput().getType();
   if (failed(group) ||
-      failed(verifyDim(*this, input, split, "split_dim", "C3")) ||
-      failed(verifyDim(*this, input, concat, "concat_dim", "C3")) ||
-      failed(verifyDivides(*this, input, split, *group, "C3")))
+      failed(verifyDim(*this, input, split, "split_dim", "C4")) ||
+      failed(verifyDim(*this, input, concat, "concat_dim", "C4")) ||
+      failed(verifyDivides(*this, input, split, *group, "C4")))
     return failure();
   SmallVector<int64_t> shape = scaleDim(input, split, 1, *group);
   shape[concat] *= *group;
-  return verifyResult(*this, input, getResult().getType(), shape, "C4");
+  return verifyResult(*this, input, getResult().getType(), shape, "C5");
+}
+
+LogicalResult WaitOp::verify() {
+  // (C1) is AllTypesMatch's.
+  Operation *start = getInput().getDefiningOp();
+  if (!start || !isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp,
+                     AllSliceOp>(start) ||
+      !start->hasAttr("async"))
+    return emitOpError("waits for a value no async collective produces (C2)");
+  return success();
 }
 
 // Collectives move data; the cost model prices them as communication.
@@ -149,3 +164,4 @@ double ReduceScatterOp::getFlops() { return 0.0; }
 double AllGatherOp::getFlops() { return 0.0; }
 double AllToAllOp::getFlops() { return 0.0; }
 double AllSliceOp::getFlops() { return 0.0; }
+double WaitOp::getFlops() { return 0.0; }

@@ -1078,7 +1078,9 @@ class Dpc_CollectiveOp<string mnemonic, string semantics,
     : Dpc_Op<mnemonic, traits # [
         DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
   let description = [{
-    Runs in a partitioned program, on each rank's local value. The group of
+    Runs in a partitioned program, on each rank's local value. With
+    `async` it only starts there, and completes at the `dpc.wait` ops that
+    read it, so that compute placed in between overlaps it. The group of
     a rank is every rank of `mesh` whose coordinates differ from its own
     only along `axes`; within the group, ranks are ordered by their
     coordinates along `axes`, the first listed axis major. Every rank of
@@ -1090,6 +1092,9 @@ class Dpc_CollectiveOp<string mnemonic, string semantics,
     Constraints:
     - (C1) `mesh` names a `dpc.mesh` of the enclosing module.
     - (C2) `axes` is a non-empty list of distinct axes of the mesh.
+    - (C3) with `async`, the result is read only by `dpc.wait` ops: the
+      collective starts where it stands, and its value is there only at
+      the waits.
     }] # constraints;
   let hasVerifier = 1;
 }
@@ -1101,12 +1106,13 @@ def Dpc_AllReduceOp : Dpc_CollectiveOp<"all_reduce",
     ```mlir
     %1 = dpc.all_reduce %0 over @plan ["tp"] <sum> : tensor<8x16xf32>
     ```}],
-    [{- (C3) `result` has the type of `input`.
-    - (C4) `mean` reduces floating-point values.}],
+    [{- (C4) `result` has the type of `input`.
+    - (C5) `mean` reduces floating-point values.}],
     [AllTypesMatch<["input", "result"]>]> {
   let summary = "Reduces the values of a group and gives every rank the result";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, Dpc_ReductionKindAttr:$kind);
+                       StrArrayAttr:$axes, Dpc_ReductionKindAttr:$kind,
+                       UnitAttr:$async);
   let results = (outs Dpc_Tensor:$result);
   let assemblyFormat = "$input `over` $mesh $axes $kind attr-dict `:` "
                        "type($result)";
@@ -1121,15 +1127,15 @@ def Dpc_ReduceScatterOp : Dpc_CollectiveOp<"reduce_scatter",
     %1 = dpc.reduce_scatter %0 over @plan ["tp"] <sum> dim 0
         : tensor<8x16xf32> -> tensor<4x16xf32>
     ```}],
-    [{- (C3) `dim` is a dimension of `input`, and the group's size divides
+    [{- (C4) `dim` is a dimension of `input`, and the group's size divides
       its size.
-    - (C4) `result` has the element type of `input` and its shape with
+    - (C5) `result` has the element type of `input` and its shape with
       dimension `dim` divided by the group's size.
-    - (C5) `mean` reduces floating-point values.}]> {
+    - (C6) `mean` reduces floating-point values.}]> {
   let summary = "Reduces the values of a group and gives each rank a block";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, Dpc_ReductionKindAttr:$kind,
-                       I64Attr:$dim);
+                       I64Attr:$dim, UnitAttr:$async);
   let results = (outs Dpc_Tensor:$result);
   let assemblyFormat = "$input `over` $mesh $axes $kind `dim` $dim attr-dict "
                        "`:` type($input) `->` type($result)";
@@ -1143,12 +1149,12 @@ def Dpc_AllGatherOp : Dpc_CollectiveOp<"all_gather",
     %1 = dpc.all_gather %0 over @plan ["tp"] dim 0
         : tensor<4x16xf32> -> tensor<8x16xf32>
     ```}],
-    [{- (C3) `dim` is a dimension of `input`.
-    - (C4) `result` has the element type of `input` and its shape with
+    [{- (C4) `dim` is a dimension of `input`.
+    - (C5) `result` has the element type of `input` and its shape with
       dimension `dim` multiplied by the group's size.}]> {
   let summary = "Concatenates the values of a group on every rank";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, I64Attr:$dim);
+                       StrArrayAttr:$axes, I64Attr:$dim, UnitAttr:$async);
   let results = (outs Dpc_Tensor:$result);
   let assemblyFormat = "$input `over` $mesh $axes `dim` $dim attr-dict `:` "
                        "type($input) `->` type($result)";
@@ -1164,13 +1170,13 @@ def Dpc_AllSliceOp : Dpc_CollectiveOp<"all_slice",
     %1 = dpc.all_slice %0 over @plan ["tp"] dim 1
         : tensor<8x16xf32> -> tensor<8x8xf32>
     ```}],
-    [{- (C3) `dim` is a dimension of `input`, and the group's size divides
+    [{- (C4) `dim` is a dimension of `input`, and the group's size divides
       its size.
-    - (C4) `result` has the element type of `input` and its shape with
+    - (C5) `result` has the element type of `input` and its shape with
       dimension `dim` divided by the group's size.}]> {
   let summary = "Keeps each rank's block of a value every rank holds";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, I64Attr:$dim);
+                       StrArrayAttr:$axes, I64Attr:$dim, UnitAttr:$async);
   let results = (outs Dpc_Tensor:$result);
   let assemblyFormat = "$input `over` $mesh $axes `dim` $dim attr-dict `:` "
                        "type($input) `->` type($result)";
@@ -1186,18 +1192,44 @@ def Dpc_AllToAllOp : Dpc_CollectiveOp<"all_to_all",
     %1 = dpc.all_to_all %0 over @plan ["tp"] split 1 concat 0
         : tensor<4x16xf32> -> tensor<8x8xf32>
     ```}],
-    [{- (C3) `split_dim` and `concat_dim` are dimensions of `input`, and the
+    [{- (C4) `split_dim` and `concat_dim` are dimensions of `input`, and the
       group's size divides the size of `split_dim`.
-    - (C4) `result` has the element type of `input` and its shape with
+    - (C5) `result` has the element type of `input` and its shape with
       `split_dim` divided and `concat_dim` multiplied by the group's size.}]> {
   let summary = "Exchanges blocks among the ranks of a group";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$split_dim,
-                       I64Attr:$concat_dim);
+                       I64Attr:$concat_dim, UnitAttr:$async);
   let results = (outs Dpc_Tensor:$result);
   let assemblyFormat = "$input `over` $mesh $axes `split` $split_dim `concat` "
                        "$concat_dim attr-dict `:` type($input) `->` "
                        "type($result)";
+}
+
+def Dpc_WaitOp : Dpc_Op<"wait", [Pure, AllTypesMatch<["input", "result"]>,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Completes an asynchronous collective";
+  let description = [{
+    Returns `input`, the result of a collective started with `async`, once
+    that collective has finished on this rank. Everything between the start
+    and the wait may run while the collective moves data;
+    `-dpc-overlap-collectives` starts each collective as soon as its operand
+    is ready and waits as late as its readers allow.
+
+    ```mlir
+    %0 = dpc.all_reduce %g over @plan ["dp"] <sum> {async} : tensor<512xf32>
+    ... // compute that does not read %0
+    %1 = dpc.wait %0 : tensor<512xf32>
+    ```
+
+    Constraints:
+    - (C1) `result` has the type of `input`.
+    - (C2) `input` is the result of a collective marked `async`.
+  }];
+  let arguments = (ins Dpc_Tensor:$input);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // DPC_DIALECT_DPC_IR_DPCOPS

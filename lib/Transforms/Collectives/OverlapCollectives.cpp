@@ -1,0 +1,72 @@
+//===- OverlapCollectives.cpp - The -dpc-overlap-collectives pass ---------===//
+//
+// A collective that starts as soon as its operand is ready and is waited
+// for only where its result is first read leaves the compute in between
+// to run while it moves data: gradient reductions under the rest of the
+// backward pass, tensor-parallel exchanges under independent compute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Scheduling.h"
+
+#include "dpc/Transforms/Passes.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::dpc {
+#define GEN_PASS_DEF_OVERLAPCOLLECTIVES
+#include "dpc/Transforms/Passes.h.inc"
+} // namespace mlir::dpc
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+namespace {
+
+struct OverlapCollectivesPass
+    : public dpc::impl::OverlapCollectivesBase<OverlapCollectivesPass> {
+  void runOnOperation() override {
+    getOperation().walk([&](Block *block) { overlapBlock(*block); });
+  }
+
+  void overlapBlock(Block &block) {
+    sinkConsumers(block);
+    SmallVector<Operation *> collectives;
+    for (Operation &op : block)
+      if (isCommunicating(&op) && !op.hasAttr("async"))
+        collectives.push_back(&op);
+    // Each starts right after what it reads; several after the same op
+    // keep their order.
+    DenseMap<Operation *, Operation *> lastStarted;
+    for (Operation *op : collectives) {
+      Operation *after = nullptr;
+      Value input = op->getOperand(0);
+      if (Operation *def = input.getDefiningOp())
+        after = block.findAncestorOpInBlock(*def);
+      Operation *&last = lastStarted[after];
+      Operation *anchor = last ? last : after;
+      if (anchor)
+        op->moveAfter(anchor);
+      else
+        op->moveBefore(&block.front());
+      last = op;
+
+      Value result = op->getResult(0);
+      Operation *reader = getFirstReader(block, result);
+      if (!reader)
+        continue;
+      OpBuilder builder(reader);
+      auto wait = WaitOp::create(builder, op->getLoc(), result);
+      for (StringRef name :
+           {DpcDialect::kStageAttrName, DpcDialect::kPhaseAttrName})
+        if (Attribute attr = op->getAttr(name))
+          wait->setAttr(name, attr);
+      result.replaceAllUsesExcept(wait, wait);
+      op->setAttr("async", builder.getUnitAttr());
+    }
+  }
+};
+
+} // namespace
