@@ -69,6 +69,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   CompressGradientsOptions compression;
   compression.compression = options.gradCompression;
   pm.addPass(createCompressGradients(compression));
+  pm.addPass(createTopologyAwareCollectives());
   pm.addPass(createOverlapCollectives());
 }
 

@@ -374,6 +374,38 @@ def OverlapCollectives : Pass<"dpc-overlap-collectives", "ModuleOp"> {
   }];
 }
 
+def TopologyAwareCollectives : Pass<"dpc-topology-aware-collectives", "ModuleOp"> {
+  let summary = "Chooses each collective's algorithm for the cluster's links";
+  let description = [{
+    Prices each collective of a partitioned program with the cost model on
+    `cluster` (default: the one `dpc.plan` names) and records the fastest
+    flat algorithm for its message size and links as `dpc.algorithm`
+    (`ring`, `tree` or `direct`). An all-reduce over a group spanning
+    nodes becomes hierarchical where the cost model prices that faster: a
+    reduce-scatter within each node, an all-reduce across nodes on the
+    1/k each device owns, an all-gather within the node. Devices lie on
+    nodes by their position in the mesh (the inner axes within a node);
+    when the node boundary cuts an axis (16 data-parallel devices on two
+    nodes of 8), the pass adds a refined mesh `@<mesh>_by_node` with that
+    axis split into `<axis>_nodes` and `<axis>_local`, the same devices in
+    the same order, and the hierarchical collectives name its axes.
+
+    ```mlir
+    dpc.mesh @plan ["pp"=1, "dp"=16, "tp"=1]
+    %r = dpc.all_reduce %g over @plan ["dp"] <sum> : tensor<8388608xf32>
+    // becomes
+    dpc.mesh @plan_by_node ["pp"=1, "dp_nodes"=2, "dp_local"=8, "tp"=1]
+    %s = dpc.reduce_scatter %g over @plan_by_node ["dp_local"] <sum> dim 0 ...
+    %a = dpc.all_reduce %s over @plan_by_node ["dp_nodes"] <sum> ...
+    %r = dpc.all_gather %a over @plan_by_node ["dp_local"] dim 0 ...
+    ```
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "Cluster preset or FILE.json (default: the plan's)">,
+  ];
+}
+
 def OutlineStages : Pass<"dpc-outline-stages", "ModuleOp"> {
   let summary = "Outlines each pipeline stage's forward and backward into a function";
   let description = [{
