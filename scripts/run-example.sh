@@ -2,7 +2,9 @@
 # The main job on a bundled model: export the MLP of python/dpc/models.py
 # as ONNX, import it, build its training step (AdamW), price the step on a
 # 2x8 H100 mesh with the cost model, plan it as typed IR (outlined stages,
-# checked by -dpc-verify-shardings), and run the forward under the
+# checked by -dpc-verify-shardings), partition it for 2x2 (the program each
+# rank runs, with bucketed, overlapped collectives) and train 3 steps on 4
+# simulated ranks beside one device, and run the forward under the
 # reference interpreter against PyTorch's loss. It grows into
 # import -> train step -> plan -> compile -> train.
 set -euo pipefail
@@ -32,6 +34,16 @@ echo "$(grep -c 'dpc.reshard ' "$work/planned.mlir") reshards," \
   "$(grep -c 'dpc.transfer ' "$work/planned.mlir") transfers between stages," \
   "stage functions: $(grep -o 'func.func private @forward_backward.stage[0-9]*\.[a-z]*' \
     "$work/planned.mlir" | sed 's/.*@//' | paste -sd ' ')"
+echo "== partitioned for 2x2 (dp2 tp2, ZeRO-1): the program of each rank"
+"$build_dir/bin/dpc-opt" "$work/step.mlir" --mesh=2x2 --dp=2 --tp=2 --pp=1 --zero=1 \
+  --partition -o "$work/partitioned.mlir"
+for op in all_reduce reduce_scatter all_gather all_to_all all_slice; do
+  printf '%s %s  ' "$(grep -c "dpc\.$op " "$work/partitioned.mlir")" "$op"
+done
+echo
+echo "== 3 AdamW steps: loss on one device, then on 4 simulated ranks"
+PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.train "$work/step.mlir" "$work" mlp 3
+PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.train "$work/partitioned.mlir" "$work" mlp 3
 echo "== forward under the interpreter (PyTorch's loss: $(
   /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
 "$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \

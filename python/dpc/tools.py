@@ -32,7 +32,28 @@ def run(name: str, args: Sequence[str], check: bool = True) -> subprocess.Comple
 
 
 _ROLES = ("param", "state", "input", "opt_state", "hyper")
-_ARG = re.compile(r"%%arg\d+: tensor<([^>]*)> \{dpc\.(%s) = \"([^\"]*)\"\}" % "|".join(_ROLES))
+_ARG = re.compile(r"%%arg\d+: tensor<([^>]*)> \{dpc\.(%s) = \"([^\"]*)\""
+                  r"(?:, dpc\.sharding = #dpc\.sharding<@(\w+), \[([^\]]*)\][^>]*>)?\}"
+                  % "|".join(_ROLES))
+_MESH = re.compile(r"dpc\.mesh @(\w+) \[([^\]]*)\]")
+
+
+def _meshes(ir: str) -> Dict[str, Dict[str, int]]:
+    """{mesh: {axis: size}} of the dpc.mesh ops of `ir`."""
+    return {name: {axis: int(size) for axis, size in re.findall(r'"(\w+)"=(\d+)', axes)}
+            for name, axes in _MESH.findall(ir)}
+
+
+def _global_shape(shape: List[int], dims: str, axes: Dict[str, int]) -> List[int]:
+    """The whole value's shape of a block laid out as `dims` (the body of a
+    #dpc.sharding: `dp, *`, `(dp, tp), *`)."""
+    entries = re.findall(r"\([^)]*\)|[^,\s]+", dims)
+    out = []
+    for size, entry in zip(shape, entries):
+        for axis in re.findall(r"\w+", entry):
+            size *= axes.get(axis, 1)
+        out.append(size)
+    return out
 
 
 def _shape(tensor_type: str) -> List[int]:
@@ -42,12 +63,19 @@ def _shape(tensor_type: str) -> List[int]:
 
 def signature(ir: str, function: Optional[str] = None) -> Dict[str, Dict[str, List[int]]]:
     """{role: {name: shape}} of the arguments of `function` (default: the
-    first function in `ir`), for each role of _ROLES."""
+    first function in `ir`), for each role of _ROLES. For a partitioned
+    function, the shapes of the whole values."""
     header = ir[ir.index("func.func" + ("" if function is None else " @" + function + "(")):]
     header = header[:header.index(") -> ") if ") -> " in header else header.index("{\n")]
     roles: Dict[str, Dict[str, List[int]]] = {role: {} for role in _ROLES}
-    for tensor_type, role, name in _ARG.findall(header):
-        roles[role][name] = _shape(tensor_type)
+    start = ir.index(header)
+    partitioned = "dpc.partitioned" in ir[start:ir.find("\n", start)]
+    meshes = _meshes(ir) if partitioned else {}
+    for tensor_type, role, name, mesh, dims in _ARG.findall(header):
+        shape = _shape(tensor_type)
+        if partitioned and mesh:
+            shape = _global_shape(shape, dims, meshes.get(mesh, {}))
+        roles[role][name] = shape
     return roles
 
 

@@ -13,8 +13,10 @@ import subprocess
 import numpy as np
 import pytest
 
-from dpc import models, npy_name, tools
+from dpc import models, tools
 from dpc.interpreter import interpret
+from dpc.train import hyperparameters, initial_inputs
+from dpc.train import train as run_steps
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 DPC_OPT = os.path.join(os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build")),
@@ -28,6 +30,7 @@ STRATEGIES = {
     "zero1": ("2x2", 2, 2, 1),
     "zero2": ("2x2", 2, 2, 2),
     "zero3": ("2x2", 2, 2, 3),
+    "dp-tp-2x4": ("2x4", 2, 4, 1),
 }
 
 
@@ -46,30 +49,8 @@ def steps(exported, tmp_path_factory):
     return paths
 
 
-def initial_inputs(step_mlir, outdir, name):
-    """Random parameters, zero optimizer state, the exported batch."""
-    roles = tools.signature(open(step_mlir).read(), function="train_step")
-    rng = np.random.default_rng(0)
-    inputs = {k: (0.1 * rng.standard_normal(s)).astype(np.float32)
-              for role in ("param", "state") for k, s in roles[role].items()}
-    inputs.update({k: np.zeros(s, np.float32) for k, s in roles["opt_state"].items()})
-    for k in roles["input"]:
-        inputs[k] = np.load(os.path.join(outdir, name + ".inputs", npy_name(k)))
-    return inputs, roles["hyper"]
-
-
 def train(step_mlir, inputs, hyper, precision):
-    """STEPS steps; the outputs of the last, and the loss of each."""
-    state = dict(inputs)
-    losses = []
-    for step in range(1, STEPS + 1):
-        values = {"lr": np.float32(0.01), "step": np.float32(step), "seed": np.int64(0),
-                  "micro_batch": np.int64(0)}
-        state.update({k: values[k] for k in hyper})
-        out = interpret(step_mlir, state, function="train_step", precision=precision)
-        losses.append(float(out["loss"]))
-        state.update({k: v for k, v in out.items() if k in state})
-    return out, losses
+    return run_steps(step_mlir, inputs, hyper, STEPS, precision)
 
 
 def partition(step_mlir, path, mesh, dp, tp, zero):
@@ -141,9 +122,7 @@ def test_a_split_mean_weights_ranks_by_their_kept_samples(steps, exported, tmp_p
     as on one device, not a quarter of it."""
     inputs, hyper = initial_inputs(steps["mlp"], exported["mlp"][0], "mlp")
     inputs["target"] = np.array([-100, -100, 3, -100], np.int64)
-    state = dict(inputs, **{k: {"lr": np.float32(0.01), "step": np.float32(1),
-                                "seed": np.int64(0), "micro_batch": np.int64(0)}[k]
-                            for k in hyper})
+    state = dict(inputs, **hyperparameters(hyper, 1))
     expected = interpret(steps["mlp"], state, function="train_step", precision="fp64")
     path = str(tmp_path / "partitioned.mlir")
     partition(steps["mlp"], path, "4", 4, 1, 0)
@@ -195,18 +174,9 @@ def test_compressed_gradients_train_like_uncompressed(steps, exported, tmp_path,
         narrow = {"bf16": "xbf16>", "fp16": "xf16>"}[compression]
         reduced = [line for line in open(path) if "dpc.all_reduce" in line and "tensor<f32>" not in line]
         assert reduced and all((narrow in line) == (mode != "none") for line in reduced), reduced
-        state = dict(inputs)
-        for step in range(1, 51):
-            values = {"lr": np.float32(0.01), "step": np.float32(step), "seed": np.int64(0),
-                      "micro_batch": np.int64(0)}
-            state.update({k: values[k] for k in hyper})
-            out = interpret(path, state, function="train_step")
-            state.update({k: v for k, v in out.items() if k in state})
-        losses[mode] = float(out["loss"])
-    first = float(interpret(steps["mlp"], dict(inputs, **{k: {"lr": np.float32(0.01),
-                      "step": np.float32(1), "seed": np.int64(0),
-                      "micro_batch": np.int64(0)}[k] for k in hyper}),
-                            function="train_step")["loss"])
+        _, curve = run_steps(path, inputs, hyper, 50)
+        losses[mode] = curve[-1]
+    first = curve[0]
     assert losses["none"] < 0.5 * first, (first, losses)
     assert abs(losses[compression] - losses["none"]) <= 0.02 * losses["none"], losses
 
