@@ -364,6 +364,13 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
         return one(argReduce(operand(0), arg.getAxis(), /*largest=*/true,
                              arg.getSelectLastIndex(), resultShape()));
       })
+      .Case([&](TopKOp top) -> FailureOr<Results> {
+        auto [values, indices] = topK(operand(0), top.getKAttr().getInt());
+        Results results;
+        results.push_back(std::move(values));
+        results.push_back(std::move(indices));
+        return results;
+      })
       .Case([&](ArgMinOp arg) {
         return one(argReduce(operand(0), arg.getAxis(), /*largest=*/false,
                              arg.getSelectLastIndex(), resultShape()));

@@ -134,6 +134,10 @@ Tensor reduce(const Tensor &input, ArrayRef<int64_t> dims, ReduceKind kind,
 Tensor softmax(const Tensor &input, int64_t axis, bool logarithm);
 /// The index of the largest (`largest`) or smallest element of each slice
 /// along `axis`: the first, or the last under `last`; an i64 tensor.
+/// The `k` elements of largest magnitude of the vector `input` and their
+/// positions, by decreasing magnitude, ties by position (NaN largest).
+std::pair<Tensor, Tensor> topK(const Tensor &input, int64_t k);
+
 Tensor argReduce(const Tensor &input, int64_t axis, bool largest, bool last,
                  ArrayRef<int64_t> resultShape);
 

@@ -10,8 +10,10 @@
 #include "Elementwise.h"
 #include "Kernels.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -146,4 +148,32 @@ Tensor interpreter::argReduce(const Tensor &input, int64_t axis, bool largest,
       }
   });
   return result;
+}
+
+std::pair<Tensor, Tensor> interpreter::topK(const Tensor &input, int64_t k) {
+  Tensor values(input.getKind(), {k});
+  Tensor indices(ElementKind::I64, {k});
+  dispatchFloatKind(input.getKind(), [&](auto zero) {
+    using T = decltype(zero);
+    ArrayRef<T> in = input.getData<T>();
+    std::vector<int64_t> order(in.size());
+    std::iota(order.begin(), order.end(), 0);
+    auto magnitude = [&](int64_t i) {
+      T x = std::abs(in[i]);
+      return std::isnan(x) ? std::numeric_limits<T>::infinity() : x;
+    };
+    auto before = [&](int64_t a, int64_t b) {
+      T x = magnitude(a), y = magnitude(b);
+      bool nanA = std::isnan(in[a]), nanB = std::isnan(in[b]);
+      if (nanA != nanB)
+        return nanA;
+      return x != y ? x > y : a < b;
+    };
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    for (int64_t i = 0; i < k; ++i) {
+      values.getData<T>()[i] = in[order[i]];
+      indices.getData<int64_t>()[i] = order[i];
+    }
+  });
+  return {std::move(values), std::move(indices)};
 }

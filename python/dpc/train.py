@@ -39,12 +39,13 @@ def hyperparameters(names: Sequence[str], step: int, lr: float = 0.01) -> Dict[s
 
 
 def train(step_mlir: str, inputs: Dict[str, np.ndarray], hyper: Sequence[str],
-          steps: int = 3, precision: str = "fp32") -> Tuple[Dict[str, np.ndarray], List[float]]:
+          steps: int = 3, precision: str = "fp32",
+          lr: float = 0.01) -> Tuple[Dict[str, np.ndarray], List[float]]:
     """`steps` steps from `inputs`: the outputs of the last, and every loss."""
     state = dict(inputs)
     losses = []
     for step in range(1, steps + 1):
-        state.update(hyperparameters(hyper, step))
+        state.update(hyperparameters(hyper, step, lr))
         out = interpret(step_mlir, state, function="train_step", precision=precision)
         losses.append(float(out["loss"]))
         state.update({k: v for k, v in out.items() if k in state})

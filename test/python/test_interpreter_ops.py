@@ -258,6 +258,14 @@ case("argmax_argmin",
                 "d": (x.shape[1] - 1 - np.argmin(x[:, ::-1], 1))[:, None]},
      exact=True)
 
+# Largest magnitudes first, equal ones by position.
+case("top_k",
+     "%v, %i = dpc.top_k %x k 4 : tensor<6xf32> -> tensor<4xf32>, tensor<4xi64>",
+     {"x": np.array([1, -3, 3, 0.5, 2, -2], np.float32)},
+     {"v": ty([4]), "i": ty([4], "i64")},
+     lambda x: {"v": np.array([-3, 3, 2, -2], np.float32), "i": np.array([1, 2, 4, 5])},
+     exact=True)
+
 # One device holds the whole value, and one process runs every stage: a
 # change of layout and a move between stages are the identity.
 x = np.arange(12, dtype=np.float32).reshape(4, 3)

@@ -202,7 +202,8 @@ static llvm::cl::opt<double> bucketCapMb(
 static llvm::cl::opt<std::string> gradCompression(
     "grad-compression", llvm::cl::cat(planCategory), llvm::cl::init("none"),
     llvm::cl::desc("With --partition: send data-parallel gradient "
-                   "reductions as none (default), bf16 or fp16"));
+                   "reductions as none (default), bf16, fp16, or topk:RATIO "
+                   "(the largest entries, with error feedback)"));
 
 static llvm::cl::opt<std::string> planReport(
     "plan-report", llvm::cl::cat(planCategory),

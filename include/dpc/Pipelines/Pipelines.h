@@ -99,8 +99,8 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
                      "(-dpc-bucket-gradients)")};
   Option<std::string> gradCompression{
       *this, "grad-compression", llvm::cl::init("none"),
-      llvm::cl::desc("Send data-parallel gradient reductions as none, bf16 "
-                     "or fp16 (-dpc-compress-gradients)")};
+      llvm::cl::desc("Send data-parallel gradient reductions as none, bf16, "
+                     "fp16 or topk:RATIO (-dpc-compress-gradients)")};
 };
 
 /// The plan search with its completion, then (when the plan is written

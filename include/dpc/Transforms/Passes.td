@@ -332,6 +332,18 @@ def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
     Scalars (the loss, sample counts) and reductions over other axes
     (tensor-parallel activations) keep their precision. Off by default.
 
+    `topk:RATIO` sends, of each such all-reduce of n elements in a
+    partitioned function (`dpc.partitioned`), only the
+    k = ceil(RATIO n) entries of largest magnitude after adding what the rank
+    left unsent at the previous step (error feedback): values and indices
+    are all-gathered and summed into the dense result, and the rest is the
+    rank's new residual. The residuals are state of the step: every
+    function holding such a reduction, and every function calling one,
+    takes them as extra arguments and returns them updated (calls chain
+    them); the step function marks them `dpc.opt_state =
+    "gradient<i>:topk_residual"`, each laid out as one row per device of the
+    mesh. A remark reports the bytes sent against the dense gradients.
+
     ```mlir
     %r = dpc.all_reduce %g over @plan ["dp"] <sum> : tensor<512xf32>
     // becomes, with compression=bf16
@@ -342,7 +354,7 @@ def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
   }];
   let options = [
     Option<"compression", "compression", "std::string", /*default=*/"\"none\"",
-           "none, bf16 or fp16">,
+           "none, bf16, fp16 or topk:RATIO">,
   ];
 }
 

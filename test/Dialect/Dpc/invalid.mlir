@@ -1335,3 +1335,21 @@ func.func @scatter_add_elements_updates(%u: tensor<2x5xf32>, %i: tensor<2x5xi64>
   %0 = dpc.scatter_add_elements %u[%i] {axis = 0 : i64} : (tensor<2x5xf32>, tensor<2x5xi64>) -> tensor<3x4xf32>
   return
 }
+
+// -----
+
+// dpc.top_k (C1)
+func.func @top_k_too_many(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.top_k' op takes k = 5 of 'tensor<4xf32>': it needs a vector and 1 <= k <= its size (C1)}}
+  %v, %i = dpc.top_k %x k 5 : tensor<4xf32> -> tensor<5xf32>, tensor<5xi64>
+  return
+}
+
+// -----
+
+// dpc.top_k (C2)
+func.func @top_k_results(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.top_k' op results 'tensor<2xf32>' and 'tensor<2xi32>' should be 'tensor<2xf32>' and tensor<2xi64> (C2)}}
+  %v, %i = dpc.top_k %x k 2 : tensor<4xf32> -> tensor<2xf32>, tensor<2xi32>
+  return
+}

@@ -251,6 +251,13 @@ func.func @collectives(%x: tensor<8x16xf32>) {
   return
 }
 
+// CHECK-LABEL: func.func @top_k
+func.func @top_k(%g: tensor<64xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
+  // CHECK: dpc.top_k %{{.*}} k 4 : tensor<64xf32> -> tensor<4xf32>, tensor<4xi64>
+  %v, %i = dpc.top_k %g k 4 : tensor<64xf32> -> tensor<4xf32>, tensor<4xi64>
+  return %v, %i : tensor<4xf32>, tensor<4xi64>
+}
+
 // CHECK-LABEL: func.func @arg_reductions
 func.func @arg_reductions(%x: tensor<4x8xf32>) -> (tensor<4xi64>, tensor<1x8xi64>) {
   // CHECK: dpc.argmax %{{.*}} axis 1 : tensor<4x8xf32> -> tensor<4xi64>

@@ -544,6 +544,26 @@ LogicalResult ArgMinOp::verify() {
   return verifyArgReduction(*this, getAxis(), getKeepDims());
 }
 
+LogicalResult TopKOp::verify() {
+  auto inputType = getTensorType(getInput());
+  int64_t k = getKAttr().getInt();
+  if (inputType.getRank() != 1 || k < 1 || k > inputType.getDimSize(0))
+    return emitOpError("takes k = ")
+           << k << " of " << inputType
+           << ": it needs a vector and 1 <= k <= its size (C1)";
+  auto values = getTensorType(getValues());
+  auto indices = getTensorType(getIndices());
+  SmallVector<int64_t> shape = {k};
+  if (values.getShape() != ArrayRef<int64_t>(shape) ||
+      values.getElementType() != inputType.getElementType() ||
+      indices.getShape() != ArrayRef<int64_t>(shape) ||
+      !indices.getElementType().isSignlessInteger(64))
+    return emitOpError("results ")
+           << values << " and " << indices << " should be "
+           << inputType.clone(shape) << " and tensor<" << k << "xi64> (C2)";
+  return success();
+}
+
 static LogicalResult verifyAxis(Operation *op, int64_t axis, int64_t rank,
                                 StringRef constraint) {
   if (axis < 0 || axis >= rank)

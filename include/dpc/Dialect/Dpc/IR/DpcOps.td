@@ -566,6 +566,31 @@ class Dpc_ArgReduceOp<string mnemonic, string which, string comparison>
 def Dpc_ArgMaxOp : Dpc_ArgReduceOp<"argmax", "largest", ">">;
 def Dpc_ArgMinOp : Dpc_ArgReduceOp<"argmin", "smallest", "<">;
 
+def Dpc_TopKOp : Dpc_Op<"top_k", [Pure, CostOpInterface]> {
+  let summary = "The k elements of largest magnitude of a vector";
+  let description = [{
+    Returns the `k` elements of the vector `input` with the largest
+    absolute values: `values` holds them (with their signs) and `indices`
+    their positions, by decreasing magnitude, equal magnitudes by
+    increasing position (NaN counts as the largest). Top-k gradient
+    compression sends these instead of the whole gradient.
+
+    ```mlir
+    %v, %i = dpc.top_k %g k 16 : tensor<1024xf32> -> tensor<16xf32>, tensor<16xi64>
+    ```
+
+    Constraints:
+    - (C1) `input` is a vector and `1 <= k <=` its size.
+    - (C2) `values` is a vector of `k` elements of the type of `input`'s,
+      `indices` a vector of `k` i64.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, I64Attr:$k);
+  let results = (outs Dpc_FloatTensor:$values, Dpc_IndexTensor:$indices);
+  let assemblyFormat = "$input `k` $k attr-dict `:` type($input) `->` "
+                       "type($values) `,` type($indices)";
+  let hasVerifier = 1;
+}
+
 class Dpc_SoftmaxLikeOp<string mnemonic, string formula>
     : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
         SameOperandsAndResultType,
