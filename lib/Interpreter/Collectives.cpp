@@ -52,6 +52,34 @@ void CollectiveContext::abort(int64_t rank) {
   changed.notify_all();
 }
 
+void CollectiveContext::send(int64_t from, int64_t to, Tensor value) {
+  std::lock_guard<std::mutex> lock(mutex);
+  mailboxes[{from, to}].push_back(std::move(value));
+  changed.notify_all();
+}
+
+FailureOr<Tensor> CollectiveContext::receive(int64_t from, int64_t to,
+                                             std::string &error) {
+  std::unique_lock<std::mutex> lock(mutex);
+  std::deque<Tensor> &box = mailboxes[{from, to}];
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(timeoutSeconds);
+  bool arrived = changed.wait_until(lock, deadline, [&] {
+    return !box.empty() || failedRank.has_value();
+  });
+  if (!arrived || box.empty()) {
+    error = failedRank ? "rank " + std::to_string(*failedRank) +
+                             " stopped on an error before sending here"
+                       : "rank " + std::to_string(from) +
+                             " sent nothing within " +
+                             std::to_string(int(timeoutSeconds)) + " s";
+    return failure();
+  }
+  Tensor value = std::move(box.front());
+  box.pop_front();
+  return value;
+}
+
 /// The elementwise reduction of `values` by `kind`, in their order.
 static Tensor reduceValues(ArrayRef<Tensor> values, ReductionKind kind) {
   Tensor result = values.front();
@@ -98,6 +126,37 @@ static Tensor concatAll(ArrayRef<Tensor> values, int64_t dim) {
     shape[dim] += value.getShape()[dim];
   }
   return concat(inputs, dim, shape);
+}
+
+FailureOr<Tensor> mlir::dpc::interpreter::runPointToPoint(
+    Operation *op, const Tensor *input, const RankContext &rank) {
+  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  if (mesh.getNumDevices() != int64_t(rank.numRanks))
+    return op->emitError("runs on mesh ")
+           << meshName << " of " << mesh.getNumDevices() << " devices, but "
+           << rank.numRanks << " ranks run";
+  if (!rank.collectives)
+    return op->emitError("needs the ranks of its group to run together "
+                         "(interpretRanks)");
+  SmallVector<StringRef> axes;
+  for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
+    axes.push_back(cast<StringAttr>(axis).getValue());
+  SmallVector<int64_t> group = mesh.getGroup(rank.rank, axes);
+  int64_t size = group.size();
+  int64_t position = llvm::find(group, int64_t(rank.rank)) - group.begin();
+  int64_t shift = op->getAttrOfType<IntegerAttr>("shift").getInt() % size;
+  if (input) {
+    rank.collectives->send(rank.rank, group[(position + shift + size) % size],
+                           *input);
+    return Tensor();
+  }
+  int64_t from = group[(position - shift + size) % size];
+  std::string error;
+  FailureOr<Tensor> value = rank.collectives->receive(from, rank.rank, error);
+  if (failed(value))
+    return op->emitError("rank ") << rank.rank << ": " << error;
+  return value;
 }
 
 FailureOr<Tensor> mlir::dpc::interpreter::runCollective(Operation *op,

@@ -15,6 +15,7 @@
 #include "Tensor.h"
 
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -41,6 +42,14 @@ public:
   /// Records that `rank` stopped on an error: its peers stop waiting.
   void abort(int64_t rank);
 
+  /// Leaves `value` for rank `to`, from rank `from`; returns at once.
+  void send(int64_t from, int64_t to, Tensor value);
+
+  /// The oldest value rank `from` left for rank `to` and `to` has not taken,
+  /// waiting at most the timeout for one. Fails with `error` when none came
+  /// in time or a rank failed.
+  FailureOr<Tensor> receive(int64_t from, int64_t to, std::string &error);
+
 private:
   struct Meeting {
     std::vector<Tensor> values;
@@ -50,8 +59,15 @@ private:
   std::mutex mutex;
   std::condition_variable changed;
   std::map<std::pair<uint64_t, int64_t>, Meeting> meetings;
+  /// Values sent and not yet received, per (sender, receiver), in order.
+  std::map<std::pair<int64_t, int64_t>, std::deque<Tensor>> mailboxes;
   std::optional<int64_t> failedRank;
 };
+
+/// Runs a dpc.send (`input` is its operand) or a dpc.recv (returns the
+/// value received) as `rank`.
+FailureOr<Tensor> runPointToPoint(Operation *op, const Tensor *input,
+                                  const RankContext &rank);
 
 /// The result of the collective `op` for `rank`, whose local operand is
 /// `input`; `sequence` counts the rank's collectives so far.

@@ -307,6 +307,12 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       .Case([&](ReshardOp) { return one(operand(0)); })
       // One process runs every stage.
       .Case([&](TransferOp) { return one(operand(0)); })
+      .Case([&](SendOp) -> FailureOr<Results> {
+        if (failed(runPointToPoint(op, &operand(0), rank)))
+          return failure();
+        return Results();
+      })
+      .Case([&](RecvOp) { return one(runPointToPoint(op, nullptr, rank)); })
       // Collectives complete where they start: a wait has nothing left to do.
       .Case([&](WaitOp) { return one(operand(0)); })
       .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AllSliceOp>(

@@ -126,6 +126,56 @@ TEST_F(Collectives, EveryCollectiveFollowsItsDefinition) {
   }
 }
 
+// Each rank sends two values to its neighbour along pp and receives the
+// two its other neighbour sent, in order.
+constexpr const char *kPointToPoint = R"mlir(
+dpc.mesh @grid ["pp"=2, "dp"=2]
+func.func @pass(%x: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>) {
+  dpc.send %x over @grid ["pp"] shift 1 : tensor<2x2xf32>
+  %n = dpc.neg %x : tensor<2x2xf32>
+  dpc.send %n over @grid ["pp"] shift -1 : tensor<2x2xf32>
+  %a = dpc.recv over @grid ["pp"] shift 1 : tensor<2x2xf32>
+  %b = dpc.recv over @grid ["pp"] shift -1 : tensor<2x2xf32>
+  return %a, %b : tensor<2x2xf32>, tensor<2x2xf32>
+}
+)mlir";
+
+TEST_F(Collectives, SendAndRecvPassValuesAlongAGroup) {
+  module = parseSourceString<ModuleOp>(kPointToPoint, &context);
+  ASSERT_TRUE(module) << (messages.empty() ? "" : messages[0]);
+  auto func = module->lookupSymbol<func::FuncOp>("pass");
+  FailureOr<std::vector<std::vector<HostTensor>>> results =
+      interpretRanks(func, inputs(4));
+  ASSERT_TRUE(succeeded(results)) << (messages.empty() ? "" : messages[0]);
+  for (int rank = 0; rank < 4; ++rank) {
+    // Rank r sits at (pp, dp) = (r / 2, r % 2); its neighbour along pp,
+    // either way round a group of two, is r xor 2.
+    int peer = rank ^ 2;
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ((*results)[rank][0].getData<float>()[2 * i + j],
+                  input(peer, i, j));
+        EXPECT_EQ((*results)[rank][1].getData<float>()[2 * i + j],
+                  -input(peer, i, j));
+      }
+  }
+}
+
+TEST_F(Collectives, AFailingSenderStopsItsReceiver) {
+  module = parseSourceString<ModuleOp>(kPointToPoint, &context);
+  ASSERT_TRUE(module);
+  std::vector<std::vector<HostTensor>> perRank = inputs(4);
+  perRank[0][0] = HostTensor(DType::F32, {3});
+  EXPECT_TRUE(failed(interpretRanks(
+      module->lookupSymbol<func::FuncOp>("pass"), perRank)));
+  bool stopped = std::any_of(
+      messages.begin(), messages.end(), [](const std::string &message) {
+        return message.find("rank 0 stopped on an error before sending "
+                            "here") != std::string::npos;
+      });
+  EXPECT_TRUE(stopped);
+}
+
 TEST_F(Collectives, ThePermutedMeshGroupsItsOwnDevices) {
   // With devices = [3, 2, 1, 0], the device at (dp, tp) is 3 - 2 dp - tp:
   // rank 0 sits at (1, 1), and its tp group is ranks 1 and 0, in that order.

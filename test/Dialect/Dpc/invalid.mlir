@@ -1353,3 +1353,23 @@ func.func @top_k_results(%x: tensor<4xf32>) {
   %v, %i = dpc.top_k %x k 2 : tensor<4xf32> -> tensor<2xf32>, tensor<2xi32>
   return
 }
+
+// -----
+
+// dpc.send (C3)
+dpc.mesh @plan ["pp"=2, "dp"=2]
+func.func @send_to_self(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.send' op shift 2 is a multiple of the group's size 2: a rank would send to itself (C3)}}
+  dpc.send %x over @plan ["pp"] shift 2 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// dpc.recv (C3)
+dpc.mesh @plan ["pp"=2, "dp"=2]
+func.func @recv_from_self() -> tensor<4xf32> {
+  // expected-error @+1 {{'dpc.recv' op shift 0 is a multiple of the group's size 2: a rank would send to itself (C3)}}
+  %0 = dpc.recv over @plan ["pp"] shift 0 : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -251,6 +251,15 @@ func.func @collectives(%x: tensor<8x16xf32>) {
   return
 }
 
+// CHECK-LABEL: func.func @point_to_point
+func.func @point_to_point(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: dpc.send %{{.*}} over @plan ["pp"] shift 1 : tensor<8x16xf32>
+  dpc.send %x over @plan ["pp"] shift 1 : tensor<8x16xf32>
+  // CHECK: dpc.recv over @plan ["pp"] shift -1 : tensor<8x16xf32>
+  %0 = dpc.recv over @plan ["pp"] shift -1 : tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
+}
+
 // CHECK-LABEL: func.func @top_k
 func.func @top_k(%g: tensor<64xf32>) -> (tensor<4xf32>, tensor<4xi64>) {
   // CHECK: dpc.top_k %{{.*}} k 4 : tensor<64xf32> -> tensor<4xf32>, tensor<4xi64>

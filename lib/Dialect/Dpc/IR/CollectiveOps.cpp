@@ -22,7 +22,7 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
            << meshName << ", which is no dpc.mesh (C1)";
   if (axes.empty())
     return op->emitOpError("has an empty group: it names no axis (C2)");
-  if (op->hasAttr("async"))
+  if (op->hasAttr("async") && op->getNumResults() == 1)
     for (Operation *user : op->getResult(0).getUsers())
       if (!isa<WaitOp>(user))
         return op->emitOpError("is async, but ")
@@ -148,6 +148,27 @@ LogicalResult AllToAllOp::verify() {
   return verifyResult(*this, input, getResult().getType(), shape, "C5");
 }
 
+/// (C3) of send and recv: the partner is another rank.
+static LogicalResult verifyShift(Operation *op, FlatSymbolRefAttr mesh,
+                                 ArrayAttr axes, int64_t shift) {
+  FailureOr<int64_t> group = verifyGroup(op, mesh, axes);
+  if (failed(group))
+    return failure();
+  if (shift % *group == 0)
+    return op->emitOpError("shift ")
+           << shift << " is a multiple of the group's size " << *group
+           << ": a rank would send to itself (C3)";
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyShift(*this, getMeshAttr(), getAxes(), getShift());
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyShift(*this, getMeshAttr(), getAxes(), getShift());
+}
+
 LogicalResult WaitOp::verify() {
   // (C1) is AllTypesMatch's.
   Operation *start = getInput().getDefiningOp();
@@ -165,3 +186,5 @@ double AllGatherOp::getFlops() { return 0.0; }
 double AllToAllOp::getFlops() { return 0.0; }
 double AllSliceOp::getFlops() { return 0.0; }
 double WaitOp::getFlops() { return 0.0; }
+double SendOp::getFlops() { return 0.0; }
+double RecvOp::getFlops() { return 0.0; }

@@ -1231,6 +1231,59 @@ def Dpc_AllToAllOp : Dpc_CollectiveOp<"all_to_all",
                        "type($result)";
 }
 
+def Dpc_SendOp : Dpc_Op<"send",
+    [DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Sends a value to another rank of a group";
+  let description = [{
+    Sends this rank's `input` to the rank `shift` places further along its
+    group (the ranks of `mesh` that differ from it only along `axes`, in
+    the collectives' order, wrapping around). It returns at once: the value
+    waits at the receiver, in order, until a `dpc.recv` with the same group
+    and shift takes it. Pipeline stages pass activations forward
+    (`["pp"]`, shift 1) and gradients back (shift -1) this way.
+
+    ```mlir
+    dpc.send %act over @plan ["pp"] shift 1 : tensor<8x64xf32>
+    ```
+
+    Constraints:
+    - (C1) `mesh` names a `dpc.mesh` of the enclosing module.
+    - (C2) `axes` is a non-empty list of distinct axes of the mesh.
+    - (C3) `shift` is not a multiple of the group's size (a rank does not
+      send to itself).
+  }];
+  let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$shift);
+  let assemblyFormat = "$input `over` $mesh $axes `shift` $shift attr-dict "
+                       "`:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Dpc_RecvOp : Dpc_Op<"recv",
+    [DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+  let summary = "Receives the next value a rank of the group sent here";
+  let description = [{
+    Returns the oldest value not yet received that the rank `shift` places
+    back along this rank's group sent here with a `dpc.send` of the same
+    group and shift, waiting for it (for a bounded time) if none has come.
+
+    ```mlir
+    %act = dpc.recv over @plan ["pp"] shift 1 : tensor<8x64xf32>
+    ```
+
+    Constraints:
+    - (C1) `mesh` names a `dpc.mesh` of the enclosing module.
+    - (C2) `axes` is a non-empty list of distinct axes of the mesh.
+    - (C3) `shift` is not a multiple of the group's size.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       I64Attr:$shift);
+  let results = (outs Dpc_Tensor:$result);
+  let assemblyFormat = "`over` $mesh $axes `shift` $shift attr-dict `:` "
+                       "type($result)";
+  let hasVerifier = 1;
+}
+
 def Dpc_WaitOp : Dpc_Op<"wait", [Pure, AllTypesMatch<["input", "result"]>,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
   let summary = "Completes an asynchronous collective";
