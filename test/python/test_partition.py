@@ -231,3 +231,44 @@ def test_hierarchical_all_reduce_on_two_nodes(tmp_path):
         out = interpret(path, {"x": x}, function="reduce", precision="fp64")
         np.testing.assert_allclose(out["sum"], x.sum(0), rtol=1e-12)
         np.testing.assert_array_equal(out["max"], x.max(0))
+
+
+SPLIT_LOOKUPS = """
+dpc.mesh @plan ["dp"=2, "tp"=2]
+func.func @lookup(%table: tensor<6x3xf32> {dpc.input = "table", dpc.sharding = #dpc.sharding<@plan, [tp, *]>},
+                  %ids: tensor<2x4xi64> {dpc.input = "ids", dpc.sharding = #dpc.sharding<@plan, [dp, *]>},
+                  %x: tensor<8x3xf32> {dpc.input = "x", dpc.sharding = #dpc.sharding<@plan, [(dp, tp), *]>},
+                  %seed: tensor<i64> {dpc.input = "seed", dpc.sharding = #dpc.sharding<@plan, []>},
+                  %offset: tensor<i64> {dpc.input = "offset", dpc.sharding = #dpc.sharding<@plan, []>})
+    -> (tensor<2x4x3xf32> {dpc.output = "rows", dpc.sharding = #dpc.sharding<@plan, [dp, *, *]>},
+        tensor<8x3xf32> {dpc.output = "dropped", dpc.sharding = #dpc.sharding<@plan, [(dp, tp), *]>}) {
+  %0 = dpc.gather %table[%ids] {axis = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *], partial = [tp : sum]>]} : (tensor<6x3xf32>, tensor<2x4xi64>) -> tensor<2x4x3xf32>
+  %1 = dpc.reshard %0 <@plan, [dp, *, *]> : tensor<2x4x3xf32>
+  %2 = dpc.dropout %x, %seed, %offset {ratio = 0.5 : f32, stream = 3 : i64, dpc.sharding = [#dpc.sharding<@plan, [(dp, tp), *]>]} : tensor<8x3xf32>
+  return %1, %2 : tensor<2x4x3xf32>, tensor<8x3xf32>
+}
+"""
+
+
+def test_split_lookup_and_dropout(tmp_path):
+    """A vocabulary-parallel lookup (the table's rows split over tp; each
+    rank looks up the ids it holds, zeros elsewhere, summed) and a dropout
+    whose rows are split over four ranks (each rank's mask drawn at its
+    rows' place in the whole tensor) give what one device gives."""
+    planned = tmp_path / "planned.mlir"
+    planned.write_text(SPLIT_LOOKUPS)
+    partitioned = str(tmp_path / "partitioned.mlir")
+    r = subprocess.run([DPC_OPT, str(planned), "-dpc-partition", "-o", partitioned],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    rng = np.random.default_rng(2)
+    inputs = {"table": rng.standard_normal((6, 3)).astype(np.float32),
+              "ids": np.array([[5, 0, -1, 3], [2, 2, -6, 4]], np.int64),
+              "x": rng.standard_normal((8, 3)).astype(np.float32),
+              "seed": np.int64(7), "offset": np.int64(40)}
+    one = interpret(str(planned), inputs, function="lookup")
+    ranks = interpret(partitioned, inputs, function="lookup")
+    np.testing.assert_array_equal(one["rows"], inputs["table"][inputs["ids"]])
+    np.testing.assert_array_equal(ranks["rows"], one["rows"])
+    np.testing.assert_array_equal(ranks["dropped"], one["dropped"])
+    assert 0 < np.count_nonzero(one["dropped"]) < one["dropped"].size

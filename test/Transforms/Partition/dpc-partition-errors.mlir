@@ -40,13 +40,14 @@ func.func @second_stage(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [
 
 // -----
 
-// Dropout's mask depends on each element's index in the whole tensor.
+// Dropout's mask depends on each element's index in the whole tensor: a
+// block split along a later dimension is not contiguous there.
 dpc.mesh @plan ["dp"=2]
-func.func @split_dropout(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp]>},
+func.func @split_dropout(%x: tensor<4x4xf32> {dpc.sharding = #dpc.sharding<@plan, [*, dp]>},
                          %seed: tensor<i64> {dpc.sharding = #dpc.sharding<@plan, []>},
                          %offset: tensor<i64> {dpc.sharding = #dpc.sharding<@plan, []>})
-    -> (tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp]>}) {
-  // expected-error @+1 {{'dpc.dropout' op with a split operand is not partitioned yet}}
-  %0 = dpc.dropout %x, %seed, %offset {ratio = 0.5 : f32, stream = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [dp]>]} : tensor<4xf32>
-  return %0 : tensor<4xf32>
+    -> (tensor<4x4xf32> {dpc.sharding = #dpc.sharding<@plan, [*, dp]>}) {
+  // expected-error @+1 {{'dpc.dropout' op with dimension 1 split is not partitioned yet}}
+  %0 = dpc.dropout %x, %seed, %offset {ratio = 0.5 : f32, stream = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [*, dp]>]} : tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
 }

@@ -166,3 +166,45 @@ func.func @caller(%x: tensor<4x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, 
 func.func @unplanned(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
   return %x : tensor<4x3xf32>
 }
+
+// -----
+
+// Vocabulary-parallel lookup: each rank holds 3 of the 6 rows. It looks up
+// the ids that fall in its rows (counted from its first row, negative ids
+// from the end of the whole table) and zeros the others; the pending sum
+// over tp is the lookup.
+dpc.mesh @plan ["tp"=2]
+// CHECK-LABEL: func.func @vocabulary_parallel
+func.func @vocabulary_parallel(%table: tensor<6x3xf32> {dpc.sharding = #dpc.sharding<@plan, [tp, *]>},
+                               %ids: tensor<4xi64> {dpc.sharding = #dpc.sharding<@plan, [*]>})
+    -> (tensor<4x3xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *]>}) {
+  // CHECK: %[[IOTA:.*]] = dpc.constant dense<[0, 1]> : tensor<2xi64>
+  // CHECK: %[[MINE:.*]] = dpc.all_slice %[[IOTA]] over @plan ["tp"] dim 0 : tensor<2xi64> -> tensor<1xi64>
+  // CHECK: %[[ROWS:.*]] = dpc.gather %{{.*}}[%[[SAFE:.*]]] {axis = 0 : i64} : (tensor<3x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  // CHECK: %[[MASK:.*]] = dpc.reshape %{{.*}} : tensor<4xf32> -> tensor<4x1xf32>
+  // CHECK: %[[KEPT:.*]] = dpc.mul %[[ROWS]], %[[MASK]]
+  // CHECK: dpc.all_reduce %[[KEPT]] over @plan ["tp"] <sum> : tensor<4x3xf32>
+  %0 = dpc.gather %table[%ids] {axis = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [*, *], partial = [tp : sum]>]} : (tensor<6x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  %1 = dpc.reshard %0 <@plan, [*, *]> : tensor<4x3xf32>
+  return %1 : tensor<4x3xf32>
+}
+
+// -----
+
+// A dropout over rows split across ranks draws each rank's mask at its
+// rows' place in the whole tensor: the offset moves by the block index
+// times the block's size.
+dpc.mesh @plan ["dp"=2]
+// CHECK-LABEL: func.func @split_rows_dropout
+func.func @split_rows_dropout(%x: tensor<8x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *]>},
+                              %seed: tensor<i64> {dpc.sharding = #dpc.sharding<@plan, []>},
+                              %offset: tensor<i64> {dpc.sharding = #dpc.sharding<@plan, []>})
+    -> (tensor<8x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *]>}) {
+  // CHECK: %[[BLOCK:.*]] = dpc.reshape %{{.*}} : tensor<1xi64> -> tensor<i64>
+  // CHECK: %[[SIZE:.*]] = dpc.constant dense<12> : tensor<i64>
+  // CHECK: %[[SKIP:.*]] = dpc.mul %[[BLOCK]], %[[SIZE]]
+  // CHECK: %[[AT:.*]] = dpc.add %{{.*}}, %[[SKIP]]
+  // CHECK: dpc.dropout %{{.*}}, %{{.*}}, %[[AT]] {ratio = 5.000000e-01 : f32, stream = 0 : i64} : tensor<4x3xf32>
+  %0 = dpc.dropout %x, %seed, %offset {ratio = 0.5 : f32, stream = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [dp, *]>]} : tensor<8x3xf32>
+  return %0 : tensor<8x3xf32>
+}

@@ -12,6 +12,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -106,27 +108,129 @@ LogicalResult NllLossOp::partition(OpBuilder &builder,
   return partitionLoss(*this, builder, localResultTypes);
 }
 
-// The mask of an element depends on its index in the whole tensor, which a
-// device's block does not know yet.
-LogicalResult DropoutOp::partition(OpBuilder &, TypeRange localResultTypes) {
-  if (getRatio().convertToDouble() != 0.0 &&
-      localResultTypes.front() != getResult().getType())
-    return emitOpError("with a split operand is not partitioned yet: its mask "
-                       "depends on each element's index in the whole tensor; "
-                       "plan it replicated");
+/// This rank's block index along `axes` of `mesh` (the axes of one split
+/// dimension, major to minor), as a scalar: its slice of 0, 1, ..., k-1.
+static Value getBlockIndex(OpBuilder &builder, Location loc,
+                           FlatSymbolRefAttr meshName, ArrayRef<StringRef> axes,
+                           Operation *scope) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(scope, meshName);
+  int64_t blocks = 1;
+  SmallVector<Attribute> names;
+  for (StringRef axis : axes) {
+    blocks *= *mesh.getAxisSize(axis);
+    names.push_back(builder.getStringAttr(axis));
+  }
+  auto iotaType = RankedTensorType::get({blocks}, builder.getI64Type());
+  SmallVector<int64_t> iota(blocks);
+  std::iota(iota.begin(), iota.end(), 0);
+  Value all = ConstantOp::create(builder, loc, iotaType,
+                                 DenseElementsAttr::get(iotaType,
+                                                        ArrayRef<int64_t>(iota)));
+  Value mine = AllSliceOp::create(
+      builder, loc, RankedTensorType::get({1}, builder.getI64Type()), all,
+      meshName, builder.getArrayAttr(names), builder.getI64IntegerAttr(0),
+      UnitAttr());
+  return ReshapeOp::create(builder, loc,
+                           RankedTensorType::get({}, builder.getI64Type()),
+                           mine);
+}
+
+static Value getI64Scalar(OpBuilder &builder, Location loc, int64_t value) {
+  auto type = RankedTensorType::get({}, builder.getI64Type());
+  return ConstantOp::create(
+      builder, loc, type,
+      DenseElementsAttr::get(type, builder.getI64IntegerAttr(value)));
+}
+
+// The mask of an element depends on its index in the whole tensor (the
+// `offset` of the first element plus its row-major position). A block
+// split along dimension 0 alone is contiguous there: its first element
+// sits `block index * block size` further. Blocks of other splits are not
+// contiguous, which one offset cannot describe.
+LogicalResult DropoutOp::partition(OpBuilder &builder,
+                                   TypeRange localResultTypes) {
+  auto local = cast<RankedTensorType>(localResultTypes.front());
+  auto global = cast<RankedTensorType>(getResult().getType());
   setResultTypes(*this, localResultTypes);
+  if (local == global || getRatio().convertToDouble() == 0.0)
+    return success();
+  auto operands = (*this)->getAttrOfType<ArrayAttr>(
+      DpcDialect::kOperandShardingsAttrName);
+  auto sharding = cast<ShardingAttr>(operands[0]);
+  for (unsigned dim = 1; dim < sharding.getRank(); ++dim)
+    if (!sharding.getDimAxes(dim).empty())
+      return emitOpError("with dimension ")
+             << dim << " split is not partitioned yet: its block is not "
+             << "contiguous in the whole tensor, which the mask is drawn "
+             << "over; plan only the first dimension split";
+  Location loc = getLoc();
+  Value block = getBlockIndex(builder, loc, sharding.getMesh(),
+                              sharding.getDimAxes(0), *this);
+  Value stride = getI64Scalar(builder, loc, local.getNumElements());
+  auto scalar = RankedTensorType::get({}, builder.getI64Type());
+  Value skip = MulOp::create(builder, loc, scalar, block, stride);
+  setOperand(2, AddOp::create(builder, loc, scalar, getOffset(), skip));
   return success();
 }
 
-// A split gathered axis needs each device's row offset to pick its rows.
-LogicalResult GatherOp::partition(OpBuilder &, TypeRange localResultTypes) {
+// Megatron-LM's vocabulary-parallel lookup: with the gathered axis split,
+// each device holds rows [block * L, (block + 1) * L) of the table. It looks
+// up the indices that fall there and gives zeros for the others, so the
+// sum over the devices (the rule's pending partial sum) is the lookup.
+LogicalResult GatherOp::partition(OpBuilder &builder,
+                                  TypeRange localResultTypes) {
   int64_t axis = getAxis();
   auto operands = (*this)->getAttrOfType<ArrayAttr>(
       DpcDialect::kOperandShardingsAttrName);
-  if (operands &&
-      !cast<ShardingAttr>(operands[0]).getDimAxes(axis).empty())
-    return emitOpError("with its gathered axis split is not partitioned yet "
-                       "(vocabulary-parallel lookup); plan that axis whole");
+  auto table = operands ? cast<ShardingAttr>(operands[0]) : ShardingAttr();
+  if (!table || table.getDimAxes(axis).empty()) {
+    setResultTypes(*this, localResultTypes);
+    return success();
+  }
+  Location loc = getLoc();
+  auto localTable = cast<RankedTensorType>(getInput().getType());
+  int64_t rows = localTable.getDimSize(axis);
+  int64_t blocks = 1;
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this,
+                                                           table.getMesh());
+  for (StringRef name : table.getDimAxes(axis))
+    blocks *= *mesh.getAxisSize(name);
+  GradientBuilder gb(builder, loc);
+  Value indices = getIndices();
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  if (!indexType.getElementType().isInteger(64))
+    indices = gb.cast(indices, builder.getI64Type());
+  // Negative indices count from the end of the whole axis.
+  Value zero = getI64Scalar(builder, loc, 0);
+  Value whole = getI64Scalar(builder, loc, rows * blocks);
+  Value positions =
+      gb.select(gb.compare(ComparePredicate::lt, indices, zero),
+                gb.add(indices, whole), indices);
+  Value first = MulOp::create(
+      builder, loc, RankedTensorType::get({}, builder.getI64Type()),
+      getBlockIndex(builder, loc, table.getMesh(), table.getDimAxes(axis),
+                    *this),
+      getI64Scalar(builder, loc, rows));
+  Value shifted = gb.sub(positions, first);
+  Value inside =
+      AndOp::create(builder, loc,
+                    cast<RankedTensorType>(shifted.getType())
+                        .clone(builder.getI1Type()),
+                    gb.compare(ComparePredicate::ge, shifted, zero),
+                    gb.compare(ComparePredicate::lt, shifted,
+                               getI64Scalar(builder, loc, rows)));
+  Value safe = gb.select(inside, shifted, zero);
+  setOperand(1, safe);
   setResultTypes(*this, localResultTypes);
+  // The mask, shaped to broadcast over the gathered slices.
+  builder.setInsertionPointAfter(*this);
+  auto result = cast<RankedTensorType>(getResult().getType());
+  SmallVector<int64_t> maskShape(axis, 1);
+  llvm::append_range(maskShape,
+                     cast<RankedTensorType>(safe.getType()).getShape());
+  maskShape.append(localTable.getRank() - axis - 1, 1);
+  Value mask = gb.reshape(gb.cast(inside, result.getElementType()), maskShape);
+  Value masked = gb.mul(getResult(), mask);
+  getResult().replaceAllUsesExcept(masked, masked.getDefiningOp());
   return success();
 }
