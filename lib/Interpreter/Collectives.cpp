@@ -128,21 +128,31 @@ static Tensor concatAll(ArrayRef<Tensor> values, int64_t dim) {
   return concat(inputs, dim, shape);
 }
 
-FailureOr<Tensor> mlir::dpc::interpreter::runPointToPoint(
-    Operation *op, const Tensor *input, const RankContext &rank) {
+/// The group of `rank` for the communicating op `op` (its `mesh` and
+/// `axes`), in the group's order; fails when the mesh is not the ranks'.
+static FailureOr<SmallVector<int64_t>> getGroupOf(Operation *op,
+                                                  const RankContext &rank) {
   auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
   if (mesh.getNumDevices() != int64_t(rank.numRanks))
     return op->emitError("runs on mesh ")
            << meshName << " of " << mesh.getNumDevices() << " devices, but "
            << rank.numRanks << " ranks run";
-  if (!rank.collectives)
-    return op->emitError("needs the ranks of its group to run together "
-                         "(interpretRanks)");
   SmallVector<StringRef> axes;
   for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
     axes.push_back(cast<StringAttr>(axis).getValue());
-  SmallVector<int64_t> group = mesh.getGroup(rank.rank, axes);
+  return mesh.getGroup(rank.rank, axes);
+}
+
+FailureOr<Tensor> mlir::dpc::interpreter::runPointToPoint(
+    Operation *op, const Tensor *input, const RankContext &rank) {
+  FailureOr<SmallVector<int64_t>> found = getGroupOf(op, rank);
+  if (failed(found))
+    return failure();
+  if (!rank.collectives)
+    return op->emitError("needs the ranks of its group to run together "
+                         "(interpretRanks)");
+  SmallVector<int64_t> group = std::move(*found);
   int64_t size = group.size();
   int64_t position = llvm::find(group, int64_t(rank.rank)) - group.begin();
   int64_t shift = op->getAttrOfType<IntegerAttr>("shift").getInt() % size;
@@ -163,16 +173,10 @@ FailureOr<Tensor> mlir::dpc::interpreter::runCollective(Operation *op,
                                                         const Tensor &input,
                                                         const RankContext &rank,
                                                         uint64_t sequence) {
-  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
-  if (mesh.getNumDevices() != int64_t(rank.numRanks))
-    return op->emitError("runs on mesh ")
-           << meshName << " of " << mesh.getNumDevices() << " devices, but "
-           << rank.numRanks << " ranks run";
-  SmallVector<StringRef> axes;
-  for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes"))
-    axes.push_back(cast<StringAttr>(axis).getValue());
-  SmallVector<int64_t> group = mesh.getGroup(rank.rank, axes);
+  FailureOr<SmallVector<int64_t>> found = getGroupOf(op, rank);
+  if (failed(found))
+    return failure();
+  SmallVector<int64_t> group = std::move(*found);
   int64_t position = llvm::find(group, int64_t(rank.rank)) - group.begin();
 
   // A slice needs no peer: every rank holds the whole value.

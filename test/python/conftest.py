@@ -30,6 +30,23 @@ def exported(tmp_path_factory):
     return {name: (out, models.export(name, out)) for name in models.MODELS}
 
 
+def build_steps(exported, outdir, *flags):
+    """The AdamW step of every bundled model (dpc-opt --train), written into
+    `outdir`: {name: path}. Skips when dpc-opt is not built."""
+    import subprocess
+    from dpc import tools
+    try:
+        dpc_opt = tools.tool("dpc-opt")
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    paths = {}
+    for name, (modeldir, _) in exported.items():
+        paths[name] = os.path.join(str(outdir), name + ".mlir")
+        subprocess.run([dpc_opt, os.path.join(modeldir, name + ".onnx"), "--train",
+                        "--optimizer=adamw", *flags, "-o", paths[name]], check=True)
+    return paths
+
+
 def _need(tool):
     if not shutil.which(tool):
         pytest.skip("'%s' is not on PATH; install Node.js (Debian: nodejs npm)" % tool)

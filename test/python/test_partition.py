@@ -12,6 +12,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import build_steps
 
 from dpc import models, tools
 from dpc.interpreter import interpret
@@ -37,16 +38,7 @@ STRATEGIES = {
 @pytest.fixture(scope="module")
 def steps(exported, tmp_path_factory):
     """The AdamW step of every bundled model, as IR."""
-    if not os.path.exists(DPC_OPT):
-        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
-    out = tmp_path_factory.mktemp("steps")
-    paths = {}
-    for name, (outdir, _) in exported.items():
-        paths[name] = str(out / (name + ".mlir"))
-        subprocess.run([DPC_OPT, os.path.join(outdir, name + ".onnx"), "--train",
-                        "--optimizer=adamw", "--weight-decay=0.01", "-o", paths[name]],
-                       check=True)
-    return paths
+    return build_steps(exported, tmp_path_factory.mktemp("steps"), "--weight-decay=0.01")
 
 
 def train(step_mlir, inputs, hyper, precision):

@@ -11,6 +11,7 @@ import subprocess
 
 import numpy as np
 import pytest
+from conftest import build_steps
 
 from dpc import models
 
@@ -24,15 +25,7 @@ MIXES = [("2x2", 2, 2, 1), ("2x2", 1, 2, 2), ("2x4", 2, 1, 4), ("2x4", 2, 4, 1),
 @pytest.fixture(scope="module")
 def steps(exported, tmp_path_factory):
     """The AdamW step of every bundled model, as IR."""
-    if not os.path.exists(DPC_OPT):
-        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
-    out = tmp_path_factory.mktemp("steps")
-    paths = {}
-    for name, (outdir, _) in exported.items():
-        paths[name] = str(out / (name + ".mlir"))
-        subprocess.run([DPC_OPT, os.path.join(outdir, name + ".onnx"), "--train",
-                        "--optimizer=adamw", "-o", paths[name]], check=True)
-    return paths
+    return build_steps(exported, tmp_path_factory.mktemp("steps"))
 
 
 @pytest.mark.parametrize("mesh, dp, tp, pp", MIXES)
