@@ -64,15 +64,14 @@ FailureOr<Tensor> CollectiveContext::receive(int64_t from, int64_t to,
   std::deque<Tensor> &box = mailboxes[{from, to}];
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(timeoutSeconds);
-  bool arrived = changed.wait_until(lock, deadline, [&] {
-    return !box.empty() || failedRank.has_value();
-  });
+  bool arrived = changed.wait_until(
+      lock, deadline, [&] { return !box.empty() || failedRank.has_value(); });
   if (!arrived || box.empty()) {
-    error = failedRank ? "rank " + std::to_string(*failedRank) +
-                             " stopped on an error before sending here"
-                       : "rank " + std::to_string(from) +
-                             " sent nothing within " +
-                             std::to_string(int(timeoutSeconds)) + " s";
+    error = failedRank
+                ? "rank " + std::to_string(*failedRank) +
+                      " stopped on an error before sending here"
+                : "rank " + std::to_string(from) + " sent nothing within " +
+                      std::to_string(int(timeoutSeconds)) + " s";
     return failure();
   }
   Tensor value = std::move(box.front());
@@ -144,8 +143,9 @@ static FailureOr<SmallVector<int64_t>> getGroupOf(Operation *op,
   return mesh.getGroup(rank.rank, axes);
 }
 
-FailureOr<Tensor> mlir::dpc::interpreter::runPointToPoint(
-    Operation *op, const Tensor *input, const RankContext &rank) {
+FailureOr<Tensor>
+mlir::dpc::interpreter::runPointToPoint(Operation *op, const Tensor *input,
+                                        const RankContext &rank) {
   FailureOr<SmallVector<int64_t>> found = getGroupOf(op, rank);
   if (failed(found))
     return failure();

@@ -30,10 +30,10 @@ static Type getGlobal(func::FuncOp func, ShardingAttr sharding, Type type) {
 }
 
 Type mlir::dpc::getGlobalArgumentType(func::FuncOp func, unsigned index) {
-  return getGlobal(func,
-                   func.getArgAttrOfType<ShardingAttr>(
-                       index, DpcDialect::kShardingAttrName),
-                   func.getArgumentTypes()[index]);
+  return getGlobal(
+      func,
+      func.getArgAttrOfType<ShardingAttr>(index, DpcDialect::kShardingAttrName),
+      func.getArgumentTypes()[index]);
 }
 
 Type mlir::dpc::getGlobalResultType(func::FuncOp func, unsigned index) {
@@ -78,8 +78,7 @@ Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
 
 /// Copies between the box `box` of `whole` and the dense tensor `part`:
 /// into `part` when `toPart`, else back into `whole`.
-void copyBox(HostTensor &whole, HostTensor &part, const Box &box,
-             bool toPart) {
+void copyBox(HostTensor &whole, HostTensor &part, const Box &box, bool toPart) {
   size_t element = ::dpc::getDTypeSize(whole.dtype);
   int64_t rank = whole.shape.size();
   if (rank == 0) {
@@ -150,8 +149,8 @@ void combine(ArrayRef<HostTensor *> values, ReductionKind kind,
 static LogicalResult reducePartials(func::FuncOp func, unsigned index,
                                     ShardingAttr sharding, MeshOp mesh,
                                     std::vector<HostTensor> &blocks) {
-  for (auto [axisAttr, kind] : llvm::zip_equal(sharding.getPartialAxes(),
-                                               sharding.getPartialKinds())) {
+  for (auto [axisAttr, kind] :
+       llvm::zip_equal(sharding.getPartialAxes(), sharding.getPartialKinds())) {
     StringRef axis = cast<StringAttr>(axisAttr).getValue();
     std::vector<HostTensor> reduced(blocks.size());
     for (int64_t device = 0; device < int64_t(blocks.size()); ++device) {
@@ -195,8 +194,8 @@ mlir::dpc::interpretPartitioned(func::FuncOp func,
     argShardings.push_back(shardingOf(func.getArgAttrDict(i)));
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     resultShardings.push_back(shardingOf(func.getResultAttrDict(i)));
-  for (ShardingAttr sharding : llvm::concat<ShardingAttr>(argShardings,
-                                                          resultShardings)) {
+  for (ShardingAttr sharding :
+       llvm::concat<ShardingAttr>(argShardings, resultShardings)) {
     if (!sharding)
       return func.emitError("is partitioned, but an argument or result has no "
                             "sharding");
@@ -215,8 +214,8 @@ mlir::dpc::interpretPartitioned(func::FuncOp func,
     for (auto [argument, sharding] : llvm::zip_equal(arguments, argShardings)) {
       HostTensor whole = argument;
       Box box = getBox(sharding, mesh, device, whole.shape);
-      HostTensor part(whole.dtype, std::vector<int64_t>(box.size.begin(),
-                                                        box.size.end()));
+      HostTensor part(whole.dtype,
+                      std::vector<int64_t>(box.size.begin(), box.size.end()));
       copyBox(whole, part, box, /*toPart=*/true);
       perRank[device].push_back(std::move(part));
     }
@@ -249,8 +248,8 @@ mlir::dpc::interpretPartitioned(func::FuncOp func,
       }
       if (blocks[device].data != blocks[it->second].data)
         return func.emitError("result #")
-               << index << " ('" << getResultName(func, index)
-               << "'): ranks " << it->second << " and " << device
+               << index << " ('" << getResultName(func, index) << "'): ranks "
+               << it->second << " and " << device
                << " hold different values for the same block";
     }
     results.push_back(std::move(whole));

@@ -12,8 +12,8 @@
 #include "dpc/InitAllDialects.h"
 #include "dpc/InitAllPasses.h"
 
-#include "dpc/Pipelines/Pipelines.h"
 #include "TestPasses.h"
+#include "dpc/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -175,9 +175,9 @@ static llvm::cl::opt<int64_t>
 static llvm::cl::opt<int64_t>
     fixedTensorParallel("tp", llvm::cl::cat(planCategory), llvm::cl::init(0),
                         llvm::cl::desc("Fix the tensor-parallel degree"));
-static llvm::cl::opt<int64_t> fixedPipelineParallel(
-    "pp", llvm::cl::cat(planCategory), llvm::cl::init(0),
-    llvm::cl::desc("Fix the number of pipeline stages"));
+static llvm::cl::opt<int64_t>
+    fixedPipelineParallel("pp", llvm::cl::cat(planCategory), llvm::cl::init(0),
+                          llvm::cl::desc("Fix the number of pipeline stages"));
 
 static llvm::cl::opt<int64_t> fixedZeroStage(
     "zero", llvm::cl::cat(planCategory), llvm::cl::init(-1),
@@ -185,9 +185,9 @@ static llvm::cl::opt<int64_t> fixedZeroStage(
                    "gradients, 3 and parameters (default: the planner "
                    "chooses)"));
 
-static llvm::cl::opt<bool> planOnly(
-    "plan-only", llvm::cl::cat(planCategory),
-    llvm::cl::desc("Print the plan's table instead of the IR"));
+static llvm::cl::opt<bool>
+    planOnly("plan-only", llvm::cl::cat(planCategory),
+             llvm::cl::desc("Print the plan's table instead of the IR"));
 
 static llvm::cl::opt<bool> partitionStep(
     "partition", llvm::cl::cat(planCategory),
@@ -205,10 +205,10 @@ static llvm::cl::opt<std::string> gradCompression(
                    "reductions as none (default), bf16, fp16, or topk:RATIO "
                    "(the largest entries, with error feedback)"));
 
-static llvm::cl::opt<std::string> planReport(
-    "plan-report", llvm::cl::cat(planCategory),
-    llvm::cl::desc("Write the plan as JSON to this file"),
-    llvm::cl::value_desc("FILE.json"));
+static llvm::cl::opt<std::string>
+    planReport("plan-report", llvm::cl::cat(planCategory),
+               llvm::cl::desc("Write the plan as JSON to this file"),
+               llvm::cl::value_desc("FILE.json"));
 
 static llvm::cl::opt<std::string> emitKind(
     "emit", llvm::cl::cat(planCategory), llvm::cl::init("mlir"),

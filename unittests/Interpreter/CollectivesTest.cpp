@@ -166,8 +166,8 @@ TEST_F(Collectives, AFailingSenderStopsItsReceiver) {
   ASSERT_TRUE(module);
   std::vector<std::vector<HostTensor>> perRank = inputs(4);
   perRank[0][0] = HostTensor(DType::F32, {3});
-  EXPECT_TRUE(failed(interpretRanks(
-      module->lookupSymbol<func::FuncOp>("pass"), perRank)));
+  EXPECT_TRUE(failed(
+      interpretRanks(module->lookupSymbol<func::FuncOp>("pass"), perRank)));
   bool stopped = std::any_of(
       messages.begin(), messages.end(), [](const std::string &message) {
         return message.find("rank 0 stopped on an error before sending "

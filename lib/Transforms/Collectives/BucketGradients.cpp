@@ -60,7 +60,8 @@ void fuse(ArrayRef<AllReduceOp> members) {
   for (AllReduceOp member : members) {
     auto type = cast<RankedTensorType>(member.getInput().getType());
     auto flatType = RankedTensorType::get({type.getNumElements()}, elementType);
-    flat.push_back(ReshapeOp::create(builder, loc, flatType, member.getInput()));
+    flat.push_back(
+        ReshapeOp::create(builder, loc, flatType, member.getInput()));
     total += type.getNumElements();
   }
   auto bucketType = RankedTensorType::get({total}, elementType);
@@ -95,7 +96,8 @@ struct BucketGradientsPass
   void runOnOperation() override {
     if (!(bucketCapMb > 0) || bucketCapMb > 1e6) {
       emitError(getOperation().getLoc(), "--bucket-cap-mb=")
-          << llvm::formatv("{0}", double(bucketCapMb)) << " is outside (0, 1e6]";
+          << llvm::formatv("{0}", double(bucketCapMb))
+          << " is outside (0, 1e6]";
       return signalPassFailure();
     }
     int64_t capacity = int64_t(bucketCapMb * 1024 * 1024);

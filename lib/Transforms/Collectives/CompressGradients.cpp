@@ -136,31 +136,34 @@ Value TopKCompression::compress(AllReduceOp op, Value residual,
   int64_t n = type.getNumElements();
   int64_t k = std::clamp<int64_t>(int64_t(std::ceil(ratio * n)), 1, n);
   int64_t group = 1;
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, op.getMeshAttr());
   for (Attribute axis : op.getAxes())
     group *= *mesh.getAxisSize(cast<StringAttr>(axis).getValue());
   auto vector = [&](int64_t size, Type t) {
     return RankedTensorType::get({size}, t);
   };
-  Value flat = ReshapeOp::create(builder, loc, vector(n, element), op.getInput());
+  Value flat =
+      ReshapeOp::create(builder, loc, vector(n, element), op.getInput());
   Value carried = ReshapeOp::create(builder, loc, vector(n, element), residual);
-  Value corrected = AddOp::create(builder, loc, vector(n, element), flat, carried);
+  Value corrected =
+      AddOp::create(builder, loc, vector(n, element), flat, carried);
   auto top = TopKOp::create(builder, loc, vector(k, element),
                             vector(k, builder.getI64Type()), corrected,
                             builder.getI64IntegerAttr(k));
-  Value sent = ScatterAddOp::create(builder, loc, vector(n, element),
-                                    top.getValues(), top.getIndices(),
-                                    builder.getI64IntegerAttr(0));
+  Value sent =
+      ScatterAddOp::create(builder, loc, vector(n, element), top.getValues(),
+                           top.getIndices(), builder.getI64IntegerAttr(0));
   Value left = SubOp::create(builder, loc, vector(n, element), corrected, sent);
   newResidual = ReshapeOp::create(builder, loc, residual.getType(), left);
-  Value values = AllGatherOp::create(
-      builder, loc, vector(group * k, element), top.getValues(),
-      op.getMeshAttr(), op.getAxesAttr(), builder.getI64IntegerAttr(0),
-      UnitAttr());
-  Value indices = AllGatherOp::create(
-      builder, loc, vector(group * k, builder.getI64Type()), top.getIndices(),
-      op.getMeshAttr(), op.getAxesAttr(), builder.getI64IntegerAttr(0),
-      UnitAttr());
+  Value values =
+      AllGatherOp::create(builder, loc, vector(group * k, element),
+                          top.getValues(), op.getMeshAttr(), op.getAxesAttr(),
+                          builder.getI64IntegerAttr(0), UnitAttr());
+  Value indices =
+      AllGatherOp::create(builder, loc, vector(group * k, builder.getI64Type()),
+                          top.getIndices(), op.getMeshAttr(), op.getAxesAttr(),
+                          builder.getI64IntegerAttr(0), UnitAttr());
   Value dense = ScatterAddOp::create(builder, loc, vector(n, element), values,
                                      indices, builder.getI64IntegerAttr(0));
   if (op.getKind() == ReductionKind::mean) {
@@ -240,11 +243,10 @@ void TopKCompression::rewrite(func::FuncOp func, bool entry) {
       next += getSlots(callee).size();
     unsigned first = it->second, count = getSlots(callee).size();
     SmallVector<Value> operands(call.getOperands());
-    llvm::append_range(operands,
-                       ArrayRef<Value>(current).slice(first, count));
+    llvm::append_range(operands, ArrayRef<Value>(current).slice(first, count));
     OpBuilder builder(call);
-    auto newCall = func::CallOp::create(builder, call.getLoc(), callee,
-                                        operands);
+    auto newCall =
+        func::CallOp::create(builder, call.getLoc(), callee, operands);
     newCall->setAttrs(call->getAttrs());
     newCall.setCalleeAttr(call.getCalleeAttr());
     for (unsigned i = 0; i < call.getNumResults(); ++i)
@@ -302,8 +304,8 @@ struct CompressGradientsPass
     if (mode == "fp16")
       return castAround(getOperation(), Float16Type::get(context));
     double ratio = 0;
-    if (mode.consume_front("topk:") && !mode.getAsDouble(ratio) &&
-        ratio > 0 && ratio <= 1) {
+    if (mode.consume_front("topk:") && !mode.getAsDouble(ratio) && ratio > 0 &&
+        ratio <= 1) {
       if (failed(TopKCompression(getOperation(), ratio).run()))
         signalPassFailure();
       return;

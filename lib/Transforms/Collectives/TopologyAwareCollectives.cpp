@@ -106,7 +106,8 @@ CollectiveChoice getBestFlat(CollectiveKind kind, double bytes,
   for (CollectiveAlgorithm algorithm :
        {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree,
         CollectiveAlgorithm::Direct}) {
-    double time = getCollectiveTime(kind, algorithm, bytes, mesh, axes, cluster);
+    double time =
+        getCollectiveTime(kind, algorithm, bytes, mesh, axes, cluster);
     if (best.time < 0 || time < best.time)
       best = {algorithm, time};
   }
@@ -122,7 +123,8 @@ struct TopologyAwareCollectivesPass
     ModuleOp module = getOperation();
     std::string spec = cluster;
     if (spec.empty()) {
-      auto plan = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+      auto plan =
+          module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
       auto named = plan ? plan.getAs<StringAttr>("cluster") : StringAttr();
       spec = named ? named.str() : "h100-sxm";
     }
@@ -154,19 +156,12 @@ struct TopologyAwareCollectivesPass
     auto type = cast<RankedTensorType>(op->getOperand(0).getType());
     double bytes = double(type.getNumElements()) *
                    llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    CollectiveKind kind = llvm::TypeSwitch<Operation *, CollectiveKind>(op)
-                              .Case([](ReduceScatterOp) {
-                                return CollectiveKind::ReduceScatter;
-                              })
-                              .Case([](AllGatherOp) {
-                                return CollectiveKind::AllGather;
-                              })
-                              .Case([](AllToAllOp) {
-                                return CollectiveKind::AllToAll;
-                              })
-                              .Default([](Operation *) {
-                                return CollectiveKind::AllReduce;
-                              });
+    CollectiveKind kind =
+        llvm::TypeSwitch<Operation *, CollectiveKind>(op)
+            .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
+            .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
+            .Case([](AllToAllOp) { return CollectiveKind::AllToAll; })
+            .Default([](Operation *) { return CollectiveKind::AllReduce; });
     if (kind == CollectiveKind::AllGather)
       bytes = double(cast<RankedTensorType>(op->getResult(0).getType())
                          .getNumElements()) *
@@ -178,9 +173,8 @@ struct TopologyAwareCollectivesPass
     auto reduce = dyn_cast<AllReduceOp>(op);
     if (!reduce || reduce.getAsync())
       return;
-    double hierarchical =
-        getCollectiveTime(kind, CollectiveAlgorithm::Hierarchical, bytes, mesh,
-                          axes, cluster);
+    double hierarchical = getCollectiveTime(
+        kind, CollectiveAlgorithm::Hierarchical, bytes, mesh, axes, cluster);
     if (!(hierarchical < flat.time))
       return;
     FailureOr<RefinedMesh *> refined = getRefined(meshOp, cluster, builder);
@@ -231,12 +225,12 @@ struct TopologyAwareCollectivesPass
     Value flat = ReshapeOp::create(builder, loc, flatType, op.getInput());
     if (padded != n) {
       auto padType = RankedTensorType::get({padded - n}, element);
-      Value zeros = ConstantOp::create(builder, loc, padType,
-                                       cast<ElementsAttr>(builder.getZeroAttr(padType)));
-      flat = ConcatOp::create(builder, loc,
-                              RankedTensorType::get({padded}, element),
-                              ValueRange{flat, zeros},
-                              builder.getI64IntegerAttr(0));
+      Value zeros =
+          ConstantOp::create(builder, loc, padType,
+                             cast<ElementsAttr>(builder.getZeroAttr(padType)));
+      flat = ConcatOp::create(
+          builder, loc, RankedTensorType::get({padded}, element),
+          ValueRange{flat, zeros}, builder.getI64IntegerAttr(0));
     }
     auto axesAttr = [&](ArrayRef<StringRef> names) {
       SmallVector<Attribute> attrs;
@@ -284,10 +278,9 @@ struct TopologyAwareCollectivesPass
     }
     Value whole = gathered;
     if (padded != n)
-      whole = SliceOp::create(builder, loc, flatType, whole,
-                              builder.getDenseI64ArrayAttr({0}),
-                              builder.getDenseI64ArrayAttr({n}),
-                              builder.getDenseI64ArrayAttr({1}));
+      whole = SliceOp::create(
+          builder, loc, flatType, whole, builder.getDenseI64ArrayAttr({0}),
+          builder.getDenseI64ArrayAttr({n}), builder.getDenseI64ArrayAttr({1}));
     op.getResult().replaceAllUsesWith(
         ReshapeOp::create(builder, loc, type, whole).getResult());
     op.erase();

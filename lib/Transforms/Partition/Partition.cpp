@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dpc/Transforms/Passes.h"
 #include "dpc/Transforms/Partition/ReshardLowering.h"
+#include "dpc/Transforms/Passes.h"
 
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
@@ -99,13 +99,14 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
     auto from = cast<ShardingAttr>(operandLayouts[op].front());
     Operation *before = op->getPrevNode();
     MeshOp mesh = lookupMesh(from, op);
-    FailureOr<Value> lowered = lowerReshard(
-        builder, op->getLoc(), reshard.getInput(), from, reshard.getSharding(),
-        mesh);
+    FailureOr<Value> lowered =
+        lowerReshard(builder, op->getLoc(), reshard.getInput(), from,
+                     reshard.getSharding(), mesh);
     if (failed(lowered))
       return failure();
     // The collectives run where the reshard was placed.
-    for (Operation *made = before ? before->getNextNode() : &op->getBlock()->front();
+    for (Operation *made = before ? before->getNextNode()
+                                  : &op->getBlock()->front();
          made != op; made = made->getNextNode())
       for (StringRef name :
            {DpcDialect::kStageAttrName, DpcDialect::kPhaseAttrName})
@@ -183,9 +184,8 @@ LogicalResult FunctionPartitioner::run() {
              << i << " is " << operand.getType() << " on each rank, but "
              << sharding << " makes it " << *local;
   }
-  func.setFunctionType(FunctionType::get(func.getContext(),
-                                         body.getArgumentTypes(),
-                                         ret.getOperandTypes()));
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), body.getArgumentTypes(), ret.getOperandTypes()));
   func->setAttr(DpcDialect::kPartitionedAttrName,
                 UnitAttr::get(func.getContext()));
   return success();
@@ -201,7 +201,8 @@ struct PartitionPass : public dpc::impl::PartitionBase<PartitionPass> {
                        "partitioning it");
       return signalPassFailure();
     }
-    for (auto func : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+    for (auto func :
+         llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       // Functions the plan does not cover (the plain @forward) stay.
       if (func->hasAttr(DpcDialect::kPartitionedAttrName) || !isPlanned(func))
         continue;

@@ -26,8 +26,8 @@ struct Layout {
   explicit Layout(ShardingAttr sharding) {
     for (unsigned dim = 0; dim < sharding.getRank(); ++dim)
       dims.push_back(sharding.getDimAxes(dim));
-    for (auto [axis, kind] : llvm::zip_equal(sharding.getPartialAxes(),
-                                             sharding.getPartialKinds()))
+    for (auto [axis, kind] :
+         llvm::zip_equal(sharding.getPartialAxes(), sharding.getPartialKinds()))
       partial.insert({cast<StringAttr>(axis).getValue(), kind});
   }
 };
@@ -60,8 +60,7 @@ private:
     return size;
   }
   /// The current block's type with `dim` scaled by `numerator / denominator`.
-  RankedTensorType scaled(int64_t dim, int64_t numerator,
-                          int64_t denominator) {
+  RankedTensorType scaled(int64_t dim, int64_t numerator, int64_t denominator) {
     auto type = cast<RankedTensorType>(value.getType());
     SmallVector<int64_t> shape(type.getShape());
     shape[dim] = shape[dim] * numerator / denominator;
@@ -71,8 +70,7 @@ private:
     return FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   }
 
-  void reduce(Layout &have, const Layout &want, ReductionKind kind,
-              Axes axes);
+  void reduce(Layout &have, const Layout &want, ReductionKind kind, Axes axes);
 
   OpBuilder &builder;
   Location loc;
@@ -92,21 +90,23 @@ void Lowering::reduce(Layout &have, const Layout &want, ReductionKind kind,
     if (!startsWith(wanted, held) || wanted.size() == held.size())
       continue;
     Axes extra(ArrayRef<StringRef>(wanted).drop_front(held.size()));
-    if (!llvm::all_of(extra, [&](StringRef a) { return llvm::is_contained(axes, a); }))
+    if (!llvm::all_of(extra,
+                      [&](StringRef a) { return llvm::is_contained(axes, a); }))
       continue;
     int64_t group = getGroupSize(extra);
-    value = ReduceScatterOp::create(builder, loc, scaled(dim, 1, group), value,
-                                    getMeshRef(), getAxesAttr(extra),
-                                    ReductionKindAttr::get(builder.getContext(), kind),
-                                    builder.getI64IntegerAttr(dim));
+    value = ReduceScatterOp::create(
+        builder, loc, scaled(dim, 1, group), value, getMeshRef(),
+        getAxesAttr(extra), ReductionKindAttr::get(builder.getContext(), kind),
+        builder.getI64IntegerAttr(dim));
     held = wanted;
-    llvm::erase_if(axes, [&](StringRef a) { return llvm::is_contained(extra, a); });
+    llvm::erase_if(axes,
+                   [&](StringRef a) { return llvm::is_contained(extra, a); });
     break;
   }
   if (!axes.empty())
-    value = AllReduceOp::create(builder, loc, value.getType(), value,
-                                getMeshRef(), getAxesAttr(axes),
-                                ReductionKindAttr::get(builder.getContext(), kind));
+    value = AllReduceOp::create(
+        builder, loc, value.getType(), value, getMeshRef(), getAxesAttr(axes),
+        ReductionKindAttr::get(builder.getContext(), kind));
 }
 
 LogicalResult Lowering::run(Layout have, const Layout &want) {
@@ -138,8 +138,8 @@ LogicalResult Lowering::run(Layout have, const Layout &want) {
       if (from == to || !startsWith(have.dims[from], want.dims[from]) ||
           !startsWith(want.dims[to], have.dims[to]))
         continue;
-      ArrayRef<StringRef> leaving =
-          ArrayRef<StringRef>(have.dims[from]).drop_front(want.dims[from].size());
+      ArrayRef<StringRef> leaving = ArrayRef<StringRef>(have.dims[from])
+                                        .drop_front(want.dims[from].size());
       ArrayRef<StringRef> arriving =
           ArrayRef<StringRef>(want.dims[to]).drop_front(have.dims[to].size());
       if (leaving.empty() || leaving != arriving)
@@ -171,20 +171,18 @@ LogicalResult Lowering::run(Layout have, const Layout &want) {
     if (held.size() == shared[dim])
       continue;
     Axes extra(ArrayRef<StringRef>(held).drop_front(shared[dim]));
-    value = AllGatherOp::create(builder, loc,
-                                scaled(dim, getGroupSize(extra), 1), value,
-                                getMeshRef(), getAxesAttr(extra),
-                                builder.getI64IntegerAttr(dim));
+    value = AllGatherOp::create(
+        builder, loc, scaled(dim, getGroupSize(extra), 1), value, getMeshRef(),
+        getAxesAttr(extra), builder.getI64IntegerAttr(dim));
     held.resize(shared[dim]);
   }
   for (auto [dim, wanted] : llvm::enumerate(want.dims)) {
     if (wanted.size() == shared[dim])
       continue;
     Axes extra(ArrayRef<StringRef>(wanted).drop_front(shared[dim]));
-    value = AllSliceOp::create(builder, loc,
-                               scaled(dim, 1, getGroupSize(extra)), value,
-                               getMeshRef(), getAxesAttr(extra),
-                               builder.getI64IntegerAttr(dim));
+    value = AllSliceOp::create(
+        builder, loc, scaled(dim, 1, getGroupSize(extra)), value, getMeshRef(),
+        getAxesAttr(extra), builder.getI64IntegerAttr(dim));
   }
   return success();
 }

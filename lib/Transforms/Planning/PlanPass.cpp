@@ -25,10 +25,10 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     // A planned step's reshards are the last plan's layout changes; the
     // new plan places its own (the shardings it keeps stay on the ops).
     eraseReshards(module);
-    for (auto [name, degree] : {std::pair<StringRef, int64_t>(
-                                    "dp", dataParallel),
-                                {"tp", tensorParallel},
-                                {"pp", pipelineParallel}})
+    for (auto [name, degree] :
+         {std::pair<StringRef, int64_t>("dp", dataParallel),
+          {"tp", tensorParallel},
+          {"pp", pipelineParallel}})
       if (degree < 0 || degree > (int64_t(1) << 31)) {
         emitError(module.getLoc(), "--")
             << name << "=" << degree

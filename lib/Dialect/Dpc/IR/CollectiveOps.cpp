@@ -26,7 +26,8 @@ static FailureOr<int64_t> verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
     for (Operation *user : op->getResult(0).getUsers())
       if (!isa<WaitOp>(user))
         return op->emitOpError("is async, but ")
-               << user->getName() << " reads its result without a dpc.wait (C3)";
+               << user->getName()
+               << " reads its result without a dpc.wait (C3)";
   llvm::StringSet<> seen;
   int64_t size = 1;
   for (Attribute attr : axes) {
@@ -172,8 +173,9 @@ LogicalResult RecvOp::verify() {
 LogicalResult WaitOp::verify() {
   // (C1) is AllTypesMatch's.
   Operation *start = getInput().getDefiningOp();
-  if (!start || !isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp,
-                     AllSliceOp>(start) ||
+  if (!start ||
+      !isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AllSliceOp>(
+          start) ||
       !start->hasAttr("async"))
     return emitOpError("waits for a value no async collective produces (C2)");
   return success();

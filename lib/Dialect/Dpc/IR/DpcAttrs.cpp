@@ -280,8 +280,7 @@ ShardingAttr mlir::dpc::getCanonicalSharding(ShardingAttr sharding,
 }
 
 /// The number of blocks `sharding` splits each dimension into on `mesh`.
-static SmallVector<int64_t> getShardCounts(ShardingAttr sharding,
-                                           MeshOp mesh) {
+static SmallVector<int64_t> getShardCounts(ShardingAttr sharding, MeshOp mesh) {
   SmallVector<int64_t> counts;
   for (unsigned dim = 0; dim < sharding.getRank(); ++dim) {
     int64_t shards = 1;
@@ -293,19 +292,19 @@ static SmallVector<int64_t> getShardCounts(ShardingAttr sharding,
 }
 
 RankedTensorType mlir::dpc::getLocalType(ShardingAttr sharding,
-                                         RankedTensorType global,
-                                         MeshOp mesh) {
+                                         RankedTensorType global, MeshOp mesh) {
   SmallVector<int64_t> shape(global.getShape());
-  for (auto [size, shards] : llvm::zip_equal(shape, getShardCounts(sharding, mesh)))
+  for (auto [size, shards] :
+       llvm::zip_equal(shape, getShardCounts(sharding, mesh)))
     size /= shards;
   return global.clone(shape);
 }
 
 RankedTensorType mlir::dpc::getGlobalType(ShardingAttr sharding,
-                                          RankedTensorType local,
-                                          MeshOp mesh) {
+                                          RankedTensorType local, MeshOp mesh) {
   SmallVector<int64_t> shape(local.getShape());
-  for (auto [size, shards] : llvm::zip_equal(shape, getShardCounts(sharding, mesh)))
+  for (auto [size, shards] :
+       llvm::zip_equal(shape, getShardCounts(sharding, mesh)))
     size *= shards;
   return local.clone(shape);
 }

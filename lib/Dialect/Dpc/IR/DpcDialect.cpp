@@ -119,9 +119,8 @@ static LogicalResult verifyValueSharding(Operation *op, NamedAttribute attr,
   if (op->hasAttr(DpcDialect::kPartitionedAttrName) && tensor && mesh &&
       tensor.getRank() == int64_t(sharding.getRank()))
     type = getGlobalType(sharding, tensor, mesh);
-  return verifyShardingFor(sharding, type, op, [&] {
-    return op->emitError() << what << ": ";
-  });
+  return verifyShardingFor(sharding, type, op,
+                           [&] { return op->emitError() << what << ": "; });
 }
 
 /// An array of #dpc.sharding, one per value of `values`.
@@ -135,9 +134,8 @@ static LogicalResult verifyShardingArray(Operation *op, NamedAttribute attr,
   for (auto [i, element, type] : llvm::enumerate(array, values)) {
     auto sharding = dyn_cast<ShardingAttr>(element);
     if (!sharding)
-      return op->emitOpError("'")
-             << attr.getName().strref() << "' entry " << i
-             << " is not a #dpc.sharding";
+      return op->emitOpError("'") << attr.getName().strref() << "' entry " << i
+                                  << " is not a #dpc.sharding";
     if (failed(verifyShardingFor(sharding, type, op, [&, i = i] {
           return op->emitOpError() << what << " #" << i << ": ";
         })))
@@ -153,8 +151,7 @@ LogicalResult DpcDialect::verifyOperationAttribute(Operation *op,
   if (name == kShardingAttrName)
     return verifyShardingArray(op, attribute, op->getResultTypes(), "result");
   if (name == kOperandShardingsAttrName)
-    return verifyShardingArray(op, attribute, op->getOperandTypes(),
-                               "operand");
+    return verifyShardingArray(op, attribute, op->getOperandTypes(), "operand");
   if (name == kStageAttrName) {
     auto stage = dyn_cast<IntegerAttr>(value);
     if (!stage || !stage.getType().isInteger(64) || stage.getInt() < 0)
@@ -171,13 +168,13 @@ LogicalResult DpcDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kPartitionedAttrName) {
     if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(value))
-      return op->emitOpError("'") << name << "' is a unit attribute of functions";
+      return op->emitOpError("'")
+             << name << "' is a unit attribute of functions";
     return success();
   }
   if (name == kPlanAttrName) {
     if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(value))
-      return op->emitOpError("'")
-             << name << "' is a dictionary on the module";
+      return op->emitOpError("'") << name << "' is a dictionary on the module";
     return success();
   }
   // Other dpc.* names annotate analyses for tests (-test-dpc-...).

@@ -42,8 +42,8 @@ LogicalResult SliceOp::partition(OpBuilder &, TypeRange localResultTypes) {
 /// The mesh axes that split the labels of a loss, in the order they appear.
 static SmallVector<StringRef> getSampleAxes(Operation *op,
                                             FlatSymbolRefAttr &mesh) {
-  auto operands = op->getAttrOfType<ArrayAttr>(
-      DpcDialect::kOperandShardingsAttrName);
+  auto operands =
+      op->getAttrOfType<ArrayAttr>(DpcDialect::kOperandShardingsAttrName);
   SmallVector<StringRef> axes;
   if (!operands || operands.size() < 2)
     return axes;
@@ -79,8 +79,8 @@ static LogicalResult partitionLoss(LossOp op, OpBuilder &builder,
   auto scalarLabel = RankedTensorType::get({}, labelType);
   Value ignoreIndex = ConstantOp::create(
       builder, op.getLoc(), scalarLabel,
-      DenseElementsAttr::get(
-          scalarLabel, IntegerAttr::get(labelType, op.getIgnoreIndex())));
+      DenseElementsAttr::get(scalarLabel,
+                             IntegerAttr::get(labelType, op.getIgnoreIndex())));
   Value kept = gb.cast(gb.compare(ComparePredicate::ne, labels, ignoreIndex),
                        elementType);
   SmallVector<int64_t> dims(labelsType.getRank());
@@ -123,16 +123,15 @@ static Value getBlockIndex(OpBuilder &builder, Location loc,
   auto iotaType = RankedTensorType::get({blocks}, builder.getI64Type());
   SmallVector<int64_t> iota(blocks);
   std::iota(iota.begin(), iota.end(), 0);
-  Value all = ConstantOp::create(builder, loc, iotaType,
-                                 DenseElementsAttr::get(iotaType,
-                                                        ArrayRef<int64_t>(iota)));
+  Value all = ConstantOp::create(
+      builder, loc, iotaType,
+      DenseElementsAttr::get(iotaType, ArrayRef<int64_t>(iota)));
   Value mine = AllSliceOp::create(
       builder, loc, RankedTensorType::get({1}, builder.getI64Type()), all,
       meshName, builder.getArrayAttr(names), builder.getI64IntegerAttr(0),
       UnitAttr());
-  return ReshapeOp::create(builder, loc,
-                           RankedTensorType::get({}, builder.getI64Type()),
-                           mine);
+  return ReshapeOp::create(
+      builder, loc, RankedTensorType::get({}, builder.getI64Type()), mine);
 }
 
 static Value getI64Scalar(OpBuilder &builder, Location loc, int64_t value) {
@@ -154,8 +153,8 @@ LogicalResult DropoutOp::partition(OpBuilder &builder,
   setResultTypes(*this, localResultTypes);
   if (local == global || getRatio().convertToDouble() == 0.0)
     return success();
-  auto operands = (*this)->getAttrOfType<ArrayAttr>(
-      DpcDialect::kOperandShardingsAttrName);
+  auto operands =
+      (*this)->getAttrOfType<ArrayAttr>(DpcDialect::kOperandShardingsAttrName);
   auto sharding = cast<ShardingAttr>(operands[0]);
   for (unsigned dim = 1; dim < sharding.getRank(); ++dim)
     if (!sharding.getDimAxes(dim).empty())
@@ -180,8 +179,8 @@ LogicalResult DropoutOp::partition(OpBuilder &builder,
 LogicalResult GatherOp::partition(OpBuilder &builder,
                                   TypeRange localResultTypes) {
   int64_t axis = getAxis();
-  auto operands = (*this)->getAttrOfType<ArrayAttr>(
-      DpcDialect::kOperandShardingsAttrName);
+  auto operands =
+      (*this)->getAttrOfType<ArrayAttr>(DpcDialect::kOperandShardingsAttrName);
   auto table = operands ? cast<ShardingAttr>(operands[0]) : ShardingAttr();
   if (!table || table.getDimAxes(axis).empty()) {
     setResultTypes(*this, localResultTypes);
@@ -191,8 +190,8 @@ LogicalResult GatherOp::partition(OpBuilder &builder,
   auto localTable = cast<RankedTensorType>(getInput().getType());
   int64_t rows = localTable.getDimSize(axis);
   int64_t blocks = 1;
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this,
-                                                           table.getMesh());
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this, table.getMesh());
   for (StringRef name : table.getDimAxes(axis))
     blocks *= *mesh.getAxisSize(name);
   GradientBuilder gb(builder, loc);
@@ -203,22 +202,20 @@ LogicalResult GatherOp::partition(OpBuilder &builder,
   // Negative indices count from the end of the whole axis.
   Value zero = getI64Scalar(builder, loc, 0);
   Value whole = getI64Scalar(builder, loc, rows * blocks);
-  Value positions =
-      gb.select(gb.compare(ComparePredicate::lt, indices, zero),
-                gb.add(indices, whole), indices);
-  Value first = MulOp::create(
-      builder, loc, RankedTensorType::get({}, builder.getI64Type()),
-      getBlockIndex(builder, loc, table.getMesh(), table.getDimAxes(axis),
-                    *this),
-      getI64Scalar(builder, loc, rows));
+  Value positions = gb.select(gb.compare(ComparePredicate::lt, indices, zero),
+                              gb.add(indices, whole), indices);
+  Value first = MulOp::create(builder, loc,
+                              RankedTensorType::get({}, builder.getI64Type()),
+                              getBlockIndex(builder, loc, table.getMesh(),
+                                            table.getDimAxes(axis), *this),
+                              getI64Scalar(builder, loc, rows));
   Value shifted = gb.sub(positions, first);
-  Value inside =
-      AndOp::create(builder, loc,
-                    cast<RankedTensorType>(shifted.getType())
-                        .clone(builder.getI1Type()),
-                    gb.compare(ComparePredicate::ge, shifted, zero),
-                    gb.compare(ComparePredicate::lt, shifted,
-                               getI64Scalar(builder, loc, rows)));
+  Value inside = AndOp::create(
+      builder, loc,
+      cast<RankedTensorType>(shifted.getType()).clone(builder.getI1Type()),
+      gb.compare(ComparePredicate::ge, shifted, zero),
+      gb.compare(ComparePredicate::lt, shifted,
+                 getI64Scalar(builder, loc, rows)));
   Value safe = gb.select(inside, shifted, zero);
   setOperand(1, safe);
   setResultTypes(*this, localResultTypes);
