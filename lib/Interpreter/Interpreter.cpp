@@ -66,6 +66,14 @@ FailureOr<std::vector<std::vector<HostTensor>>>
 mlir::dpc::interpretRanks(func::FuncOp func,
                           ArrayRef<std::vector<HostTensor>> perRankArguments,
                           const InterpreterOptions &options) {
+  SmallVector<func::FuncOp> functions(perRankArguments.size(), func);
+  return interpretRanks(functions, perRankArguments, options);
+}
+
+FailureOr<std::vector<std::vector<HostTensor>>>
+mlir::dpc::interpretRanks(ArrayRef<func::FuncOp> perRankFunctions,
+                          ArrayRef<std::vector<HostTensor>> perRankArguments,
+                          const InterpreterOptions &options) {
   // A thread per rank: the ranks of a group meet at each collective.
   unsigned numRanks = perRankArguments.size();
   CollectiveContext collectives;
@@ -74,7 +82,7 @@ mlir::dpc::interpretRanks(func::FuncOp func,
   for (unsigned rank = 0; rank < numRanks; ++rank)
     threads.emplace_back([&, rank] {
       FailureOr<std::vector<HostTensor>> rankResults =
-          runRank(func, perRankArguments[rank], options,
+          runRank(perRankFunctions[rank], perRankArguments[rank], options,
                   RankContext{rank, numRanks, &collectives});
       if (failed(rankResults))
         collectives.abort(rank);

@@ -10,7 +10,10 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
+#include "llvm/ADT/MapVector.h"
+
 #include <cstring>
+#include <deque>
 #include <map>
 
 using namespace mlir;
@@ -50,9 +53,8 @@ struct Box {
   SmallVector<int64_t> start, size;
 };
 
-/// The box of `shape` that `device` holds under `sharding` on `mesh`.
-Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
-           ArrayRef<int64_t> shape) {
+/// The coordinates of `device` on `mesh`.
+SmallVector<int64_t> getCoordinates(MeshOp mesh, int64_t device) {
   ArrayRef<int64_t> meshShape = mesh.getShape();
   int64_t position = device;
   if (std::optional<ArrayRef<int64_t>> ids = mesh.getDevices())
@@ -62,6 +64,14 @@ Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
     coordinates[i] = position % meshShape[i];
     position /= meshShape[i];
   }
+  return coordinates;
+}
+
+/// The box of `shape` that `device` holds under `sharding` on `mesh`.
+Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
+           ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> meshShape = mesh.getShape();
+  SmallVector<int64_t> coordinates = getCoordinates(mesh, device);
   Box box;
   for (auto [dim, size] : llvm::enumerate(shape)) {
     int64_t block = 0, blocks = 1;
@@ -145,7 +155,8 @@ void combine(ArrayRef<HostTensor *> values, ReductionKind kind,
 } // namespace
 
 /// Finishes the pending partial results of one result, whose blocks per
-/// rank are `blocks`: afterwards every rank holds the reduced block.
+/// device are `blocks` (empty for devices that do not hold it): afterwards
+/// every device that holds it holds the reduced block.
 static LogicalResult reducePartials(func::FuncOp func, unsigned index,
                                     ShardingAttr sharding, MeshOp mesh,
                                     std::vector<HostTensor> &blocks) {
@@ -154,6 +165,8 @@ static LogicalResult reducePartials(func::FuncOp func, unsigned index,
     StringRef axis = cast<StringAttr>(axisAttr).getValue();
     std::vector<HostTensor> reduced(blocks.size());
     for (int64_t device = 0; device < int64_t(blocks.size()); ++device) {
+      if (blocks[device].shape.empty() && blocks[device].data.empty())
+        continue;
       SmallVector<HostTensor *> group;
       for (int64_t member : mesh.getGroup(device, {axis}))
         group.push_back(&blocks[member]);
@@ -180,38 +193,30 @@ static LogicalResult reducePartials(func::FuncOp func, unsigned index,
   return success();
 }
 
-FailureOr<std::vector<HostTensor>>
-mlir::dpc::interpretPartitioned(func::FuncOp func,
-                                ArrayRef<HostTensor> arguments,
-                                const InterpreterOptions &options) {
-  MeshOp mesh;
-  auto shardingOf = [&](DictionaryAttr attrs) {
-    return attrs ? attrs.getAs<ShardingAttr>(DpcDialect::kShardingAttrName)
-                 : ShardingAttr();
-  };
-  SmallVector<ShardingAttr> argShardings, resultShardings;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    argShardings.push_back(shardingOf(func.getArgAttrDict(i)));
-  for (unsigned i = 0; i < func.getNumResults(); ++i)
-    resultShardings.push_back(shardingOf(func.getResultAttrDict(i)));
-  for (ShardingAttr sharding :
-       llvm::concat<ShardingAttr>(argShardings, resultShardings)) {
-    if (!sharding)
-      return func.emitError("is partitioned, but an argument or result has no "
-                            "sharding");
-    if (!mesh)
-      mesh = lookupMesh(sharding, func);
-  }
-  if (!mesh)
-    return func.emitError("is partitioned, but names no dpc.mesh");
-  if (arguments.size() != argShardings.size())
-    return func.emitError("expects ")
-           << argShardings.size() << " arguments, got " << arguments.size();
+static ShardingAttr getShardingOf(DictionaryAttr attrs) {
+  return attrs ? attrs.getAs<ShardingAttr>(DpcDialect::kShardingAttrName)
+               : ShardingAttr();
+}
 
+/// Runs `programs[d]` on each device `d` of `mesh`, each on its blocks of
+/// `arguments`, and assembles every result (named by its attributes) from
+/// the devices whose program returns it.
+static FailureOr<std::vector<NamedResult>>
+runOnMesh(ArrayRef<func::FuncOp> programs, MeshOp mesh,
+          ArrayRef<HostTensor> arguments, const InterpreterOptions &options) {
   int64_t numRanks = mesh.getNumDevices();
   std::vector<std::vector<HostTensor>> perRank(numRanks);
   for (int64_t device = 0; device < numRanks; ++device) {
-    for (auto [argument, sharding] : llvm::zip_equal(arguments, argShardings)) {
+    func::FuncOp func = programs[device];
+    if (arguments.size() != func.getNumArguments())
+      return func.emitError("expects ")
+             << func.getNumArguments() << " arguments, got "
+             << arguments.size();
+    for (auto [index, argument] : llvm::enumerate(arguments)) {
+      ShardingAttr sharding = getShardingOf(func.getArgAttrDict(index));
+      if (!sharding)
+        return func.emitError("is partitioned, but argument #")
+               << index << " has no sharding";
       HostTensor whole = argument;
       Box box = getBox(sharding, mesh, device, whole.shape);
       HostTensor part(whole.dtype,
@@ -221,24 +226,47 @@ mlir::dpc::interpretPartitioned(func::FuncOp func,
     }
   }
   FailureOr<std::vector<std::vector<HostTensor>>> ranks =
-      interpretRanks(func, perRank, options);
+      interpretRanks(programs, perRank, options);
   if (failed(ranks))
     return failure();
 
-  std::vector<HostTensor> results;
-  for (auto [index, sharding] : llvm::enumerate(resultShardings)) {
-    std::vector<HostTensor> blocks;
-    for (std::vector<HostTensor> &rank : *ranks)
-      blocks.push_back(std::move(rank[index]));
-    if (failed(reducePartials(func, index, sharding, mesh, blocks)))
+  // Each name's holders: (device, result index), in the order names appear.
+  llvm::MapVector<StringRef, SmallVector<std::pair<int64_t, unsigned>>>
+      holders;
+  std::deque<std::string> names;
+  for (int64_t device = 0; device < numRanks; ++device)
+    for (unsigned i = 0, e = func::FuncOp(programs[device]).getNumResults();
+         i < e; ++i) {
+      func::FuncOp program = programs[device];
+      std::string name = getResultName(program, i);
+      if (name.empty())
+        name = "result" + std::to_string(i);
+      auto known = llvm::find(names, name);
+      StringRef key = known != names.end() ? StringRef(*known)
+                                           : StringRef(names.emplace_back(name));
+      holders[key].push_back({device, i});
+    }
+  std::vector<NamedResult> results;
+  for (auto &[name, held] : holders) {
+    auto [firstDevice, firstIndex] = held.front();
+    func::FuncOp func = programs[firstDevice];
+    ShardingAttr sharding = getShardingOf(func.getResultAttrDict(firstIndex));
+    if (!sharding)
+      return func.emitError("is partitioned, but result #")
+             << firstIndex << " has no sharding";
+    std::vector<HostTensor> blocks(numRanks);
+    for (auto [device, index] : held)
+      blocks[device] = std::move((*ranks)[device][index]);
+    if (failed(reducePartials(func, firstIndex, sharding, mesh, blocks)))
       return failure();
-    auto globalType = cast<RankedTensorType>(getGlobalResultType(func, index));
-    HostTensor whole(blocks.front().dtype,
+    auto globalType =
+        cast<RankedTensorType>(getGlobalResultType(func, firstIndex));
+    HostTensor whole(blocks[firstDevice].dtype,
                      std::vector<int64_t>(globalType.getShape().begin(),
                                           globalType.getShape().end()));
-    // The first rank to hold each box writes it; replicas must agree.
+    // The first device to hold each box writes it; replicas must agree.
     std::map<std::vector<int64_t>, int64_t> written;
-    for (int64_t device = 0; device < numRanks; ++device) {
+    for (auto [device, index] : held) {
       Box box = getBox(sharding, mesh, device, whole.shape);
       std::vector<int64_t> key(box.start.begin(), box.start.end());
       auto [it, first] = written.try_emplace(key, device);
@@ -247,12 +275,74 @@ mlir::dpc::interpretPartitioned(func::FuncOp func,
         continue;
       }
       if (blocks[device].data != blocks[it->second].data)
-        return func.emitError("result #")
-               << index << " ('" << getResultName(func, index) << "'): ranks "
-               << it->second << " and " << device
+        return func.emitError("result '")
+               << name << "': ranks " << it->second << " and " << device
                << " hold different values for the same block";
     }
-    results.push_back(std::move(whole));
+    results.push_back({name.str(), std::move(whole)});
   }
   return results;
+}
+
+/// The mesh the arguments of `func` lie on.
+static FailureOr<MeshOp> getMeshOf(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (ShardingAttr sharding = getShardingOf(func.getArgAttrDict(i)))
+      if (MeshOp mesh = lookupMesh(sharding, func))
+        return mesh;
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    if (ShardingAttr sharding = getShardingOf(func.getResultAttrDict(i)))
+      if (MeshOp mesh = lookupMesh(sharding, func))
+        return mesh;
+  return func.emitError("is partitioned, but names no dpc.mesh");
+}
+
+FailureOr<std::vector<HostTensor>>
+mlir::dpc::interpretPartitioned(func::FuncOp func,
+                                ArrayRef<HostTensor> arguments,
+                                const InterpreterOptions &options) {
+  FailureOr<MeshOp> mesh = getMeshOf(func);
+  if (failed(mesh))
+    return failure();
+  SmallVector<func::FuncOp> programs(mesh->getNumDevices(), func);
+  FailureOr<std::vector<NamedResult>> named =
+      runOnMesh(programs, *mesh, arguments, options);
+  if (failed(named))
+    return failure();
+  std::vector<HostTensor> results;
+  for (NamedResult &result : *named)
+    results.push_back(std::move(result.value));
+  if (results.size() != func.getNumResults())
+    return func.emitError("names two results alike");
+  return results;
+}
+
+SmallVector<func::FuncOp> mlir::dpc::getPipelineStages(ModuleOp module,
+                                                      StringRef name) {
+  SmallVector<func::FuncOp> stages;
+  for (int64_t s = 0;; ++s) {
+    auto stage = module.lookupSymbol<func::FuncOp>(
+        (name + ".stage" + llvm::Twine(s)).str());
+    if (!stage || !stage->hasAttr(DpcDialect::kPipelineStageAttrName))
+      return stages;
+    stages.push_back(stage);
+  }
+}
+
+FailureOr<std::vector<NamedResult>>
+mlir::dpc::interpretPipeline(ArrayRef<func::FuncOp> stages,
+                             ArrayRef<HostTensor> arguments,
+                             const InterpreterOptions &options) {
+  FailureOr<MeshOp> mesh = getMeshOf(func::FuncOp(stages.front()));
+  if (failed(mesh))
+    return failure();
+  std::optional<unsigned> axis = mesh->getAxisIndex("pp");
+  if (!axis || mesh->getShape()[*axis] != int64_t(stages.size()))
+    return func::FuncOp(stages.front()).emitError("is one of ")
+           << stages.size() << " pipeline stages, but its mesh's 'pp' axis "
+           << "does not have as many";
+  SmallVector<func::FuncOp> programs;
+  for (int64_t device = 0; device < mesh->getNumDevices(); ++device)
+    programs.push_back(stages[getCoordinates(*mesh, device)[*axis]]);
+  return runOnMesh(programs, *mesh, arguments, options);
 }

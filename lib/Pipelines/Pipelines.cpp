@@ -62,7 +62,9 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   pm.addPass(createInsertReshards());
   if (!options.partition)
     return;
-  pm.addPass(createPartition());
+  PartitionOptions partition;
+  partition.schedule = options.pipelineSchedule;
+  pm.addPass(createPartition(partition));
   BucketGradientsOptions buckets;
   buckets.bucketCapMb = options.bucketCapMb;
   pm.addPass(createBucketGradients(buckets));

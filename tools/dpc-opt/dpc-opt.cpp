@@ -194,6 +194,12 @@ static llvm::cl::opt<bool> partitionStep(
     llvm::cl::desc("After planning, write the program each rank runs: local "
                    "types and collectives (-dpc-partition)"));
 
+static llvm::cl::opt<std::string> pipelineSchedule(
+    "pipeline-schedule", llvm::cl::cat(planCategory),
+    llvm::cl::desc("With --partition and pipeline stages: gpipe or 1f1b "
+                   "(default: the plan's)"),
+    llvm::cl::value_desc("NAME"));
+
 static llvm::cl::opt<double> bucketCapMb(
     "bucket-cap-mb", llvm::cl::cat(planCategory), llvm::cl::init(25.0),
     llvm::cl::desc("With --partition: gradient all-reduces are fused into "
@@ -276,6 +282,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.annotate = !planOnly;
   options.partition = partitionStep;
   options.bucketCapMb = bucketCapMb;
+  options.pipelineSchedule = pipelineSchedule;
   options.gradCompression = gradCompression;
 }
 

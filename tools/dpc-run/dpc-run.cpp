@@ -404,14 +404,24 @@ static ::dpc::HostTensor widenToFloat32(const ::dpc::HostTensor &tensor) {
   return wide;
 }
 
+static LogicalResult emitNamedResults(std::vector<std::string> names,
+                                      std::vector<::dpc::HostTensor> &results);
+
 /// Writes (and prints) the results of `func`, named by their attributes.
 static LogicalResult emitResults(func::FuncOp func,
                                  std::vector<::dpc::HostTensor> &results) {
   std::vector<std::string> names;
+  for (unsigned i = 0; i < results.size(); ++i)
+    names.push_back(getResultKey(func, i));
+  return emitNamedResults(std::move(names), results);
+}
+
+/// Writes (and prints) `results` as `names`.
+static LogicalResult emitNamedResults(std::vector<std::string> names,
+                                      std::vector<::dpc::HostTensor> &results) {
   llvm::StringMap<unsigned> seen;
   for (unsigned i = 0; i < results.size(); ++i) {
-    names.push_back(getResultKey(func, i));
-    auto [it, inserted] = seen.try_emplace(names.back(), i);
+    auto [it, inserted] = seen.try_emplace(names[i], i);
     if (!inserted)
       return fail("results #" + std::to_string(it->second) + " and #" +
                   std::to_string(i) + " are both named '" + names.back() + "'");
@@ -457,7 +467,15 @@ static LogicalResult runInterpreter() {
   FailureOr<Program> program = loadProgram(interpretFile, context, sourceMgr);
   if (failed(program))
     return failure();
-  FailureOr<func::FuncOp> func = selectFunction(*program->module);
+  // A pipelined step is a program per stage: @<name>.stage<s>.
+  SmallVector<func::FuncOp> stages =
+      functionName.empty()
+          ? SmallVector<func::FuncOp>()
+          : getPipelineStages(*program->module, functionName);
+  if (!stages.empty() && program->module->lookupSymbol(functionName))
+    stages.clear();
+  FailureOr<func::FuncOp> func =
+      stages.empty() ? selectFunction(*program->module) : stages.front();
   if (failed(func))
     return failure();
 
@@ -473,6 +491,19 @@ static LogicalResult runInterpreter() {
 
   InterpreterOptions options;
   options.precision = precision;
+  if (!stages.empty()) {
+    FailureOr<std::vector<NamedResult>> named =
+        interpretPipeline(stages, *arguments, options);
+    if (failed(named))
+      return failure();
+    std::vector<std::string> names;
+    std::vector<::dpc::HostTensor> values;
+    for (NamedResult &result : *named) {
+      names.push_back(result.name);
+      values.push_back(std::move(result.value));
+    }
+    return emitNamedResults(std::move(names), values);
+  }
   FailureOr<std::vector<::dpc::HostTensor>> results =
       isPartitioned(*func) ? interpretPartitioned(*func, *arguments, options)
                            : interpret(*func, *arguments, options);

@@ -74,6 +74,12 @@ interpretRanks(func::FuncOp func,
                ArrayRef<std::vector<HostTensor>> perRankArguments,
                const InterpreterOptions &options = {});
 
+/// The same with a program per rank: rank `r` runs `perRankFunctions[r]`.
+FailureOr<std::vector<std::vector<HostTensor>>>
+interpretRanks(ArrayRef<func::FuncOp> perRankFunctions,
+               ArrayRef<std::vector<HostTensor>> perRankArguments,
+               const InterpreterOptions &options = {});
+
 /// Whether `func` is the per-rank program of a partitioned step
 /// (`dpc.partitioned`): it runs on every device of its mesh at once.
 bool isPartitioned(func::FuncOp func);
@@ -94,6 +100,26 @@ Type getGlobalResultType(func::FuncOp func, unsigned index);
 FailureOr<std::vector<HostTensor>>
 interpretPartitioned(func::FuncOp func, ArrayRef<HostTensor> arguments,
                      const InterpreterOptions &options = {});
+
+/// The programs of the pipeline stages of the step `name` in `module`
+/// (`@<name>.stage<s>`, marked `dpc.pipeline_stage`), by stage; empty when
+/// it has none.
+SmallVector<func::FuncOp> getPipelineStages(ModuleOp module, StringRef name);
+
+/// A named value.
+struct NamedResult {
+  std::string name;
+  HostTensor value;
+};
+
+/// Runs a pipelined step as the whole step: each device of the mesh runs
+/// the program of its stage (its coordinate along `pp`) on its blocks of
+/// the global arguments (every program takes the same ones); each result,
+/// named by its attributes, is assembled from the devices whose program
+/// returns it, as for interpretPartitioned.
+FailureOr<std::vector<NamedResult>>
+interpretPipeline(ArrayRef<func::FuncOp> stages, ArrayRef<HostTensor> arguments,
+                  const InterpreterOptions &options = {});
 
 } // namespace mlir::dpc
 

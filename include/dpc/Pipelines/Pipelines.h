@@ -93,6 +93,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       *this, "partition", llvm::cl::init(false),
       llvm::cl::desc("Partition the planned step into the program each rank "
                      "runs (-dpc-partition)")};
+  Option<std::string> pipelineSchedule{
+      *this, "pipeline-schedule",
+      llvm::cl::desc("With pipeline stages: gpipe or 1f1b (default: the "
+                     "plan's)")};
   Option<double> bucketCapMb{
       *this, "bucket-cap-mb", llvm::cl::init(25.0),
       llvm::cl::desc("Gradient all-reduce buckets hold at most this many MiB "

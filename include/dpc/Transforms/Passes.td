@@ -286,9 +286,17 @@ def Partition : Pass<"dpc-partition", "ModuleOp"> {
     %1 = dpc.all_reduce %0 over @plan ["tp"] <sum> : tensor<4x4xf32>
     ```
 
-    Pipeline stages are not partitioned yet: a step planned with more than
-    one stage is refused with an error naming the op.
+    A step planned on several pipeline stages first becomes one program
+    per stage (`@train_step.stage<s>`, marked `dpc.pipeline_stage`): the
+    micro-batch calls inlined, each stage's ops kept, values crossing
+    stages sent and received over the `pp` axis, each program ordered by
+    `schedule` (`gpipe` or `1f1b`; default: the plan's), returning the
+    results its stage computes. Each program is then partitioned as above.
   }];
+  let options = [
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "Pipeline schedule: gpipe or 1f1b (default: the plan's)">,
+  ];
 }
 
 def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {

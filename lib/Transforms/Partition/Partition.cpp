@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dpc/Transforms/Partition/PipelineStages.h"
 #include "dpc/Transforms/Partition/ReshardLowering.h"
 #include "dpc/Transforms/Passes.h"
 
@@ -119,7 +120,8 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
   if (isa<func::ReturnOp>(op))
     return success();
   if (auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
-      stage && stage.getInt() > 0)
+      stage && stage.getInt() > 0 &&
+      !func->hasAttr(DpcDialect::kPipelineStageAttrName))
     return op->emitOpError("runs on pipeline stage ")
            << stage.getInt()
            << ": pipeline stages are not partitioned yet; plan with --pp=1";
@@ -140,7 +142,7 @@ LogicalResult FunctionPartitioner::partitionOp(Operation *op) {
                 builder.getArrayAttr(operandLayouts[op]));
     if (failed(shardable.partition(builder, localTypes)))
       return failure();
-  } else if (isa<func::CallOp>(op) ||
+  } else if (isa<func::CallOp, RecvOp>(op) ||
              TypeRange(localTypes) == op->getResultTypes()) {
     for (auto [result, type] : llvm::zip_equal(op->getResults(), localTypes))
       result.setType(type);
@@ -194,12 +196,25 @@ LogicalResult FunctionPartitioner::run() {
 namespace {
 
 struct PartitionPass : public dpc::impl::PartitionBase<PartitionPass> {
+  using PartitionBase::PartitionBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (module.getOps<MeshOp>().empty()) {
       module.emitError("has no dpc.mesh: plan the step (--mesh) before "
                        "partitioning it");
       return signalPassFailure();
+    }
+    if (hasPipelineStages(module)) {
+      std::string name = schedule;
+      if (name.empty()) {
+        auto plan =
+            module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+        auto planned = plan ? plan.getAs<StringAttr>("schedule") : StringAttr();
+        name = planned ? planned.str() : "1f1b";
+      }
+      if (failed(splitPipelineStages(module, name)))
+        return signalPassFailure();
     }
     for (auto func :
          llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {

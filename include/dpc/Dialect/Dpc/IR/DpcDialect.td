@@ -90,6 +90,10 @@ def Dpc_Dialect : Dialect {
     /// values lie on the mesh.
     static constexpr ::llvm::StringLiteral kPartitionedAttrName =
         "dpc.partitioned";
+    /// Function attribute: the function is the program of the devices of
+    /// one pipeline stage (an i64, the stage).
+    static constexpr ::llvm::StringLiteral kPipelineStageAttrName =
+        "dpc.pipeline_stage";
   }];
 }
 
