@@ -285,20 +285,22 @@ def doubled_batch(step_mlir, inputs):
 
 
 PIPELINES = [("2", 1, 1, 2, "gpipe"), ("2", 1, 1, 2, "1f1b"), ("2x2", 1, 2, 2, "1f1b"),
-             ("2x2", 2, 1, 2, "gpipe")]
+             ("2x2", 2, 1, 2, "gpipe"), ("2x4", 2, 2, 2, "1f1b")]
 
 
 @pytest.mark.parametrize("mesh, dp, tp, pp, schedule", PIPELINES)
 @pytest.mark.parametrize("name", sorted(models.MODELS))
 def test_pipeline_equals_one_device(micro_steps, exported, tmp_path, name, mesh, dp, tp, pp,
                                     schedule):
-    """Two pipeline stages (alone, with tensor or with data parallelism),
+    """Two pipeline stages (alone, with tensor or data parallelism, or both),
     2 micro-batches under GPipe or 1F1B: each stage runs its own program,
     activations and gradients go between stages by send/recv, and after 3
     AdamW steps everything equals the single-device step accumulating the
     same micro-batches (fp64)."""
     if name == "resnet18" and mesh != "2":
         pytest.skip("resnet18 runs one pipeline layout; the others are the small models'")
+    if mesh == "2x4" and name not in ("gpt", "mlp"):
+        pytest.skip("dp x tp x pp on 8 ranks: the GPT and the MLP")
     step = micro_steps[name]
     inputs, hyper = initial_inputs(step, exported[name][0], name)
     inputs = doubled_batch(step, inputs)
