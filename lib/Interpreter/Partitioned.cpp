@@ -231,8 +231,7 @@ runOnMesh(ArrayRef<func::FuncOp> programs, MeshOp mesh,
     return failure();
 
   // Each name's holders: (device, result index), in the order names appear.
-  llvm::MapVector<StringRef, SmallVector<std::pair<int64_t, unsigned>>>
-      holders;
+  llvm::MapVector<StringRef, SmallVector<std::pair<int64_t, unsigned>>> holders;
   std::deque<std::string> names;
   for (int64_t device = 0; device < numRanks; ++device)
     for (unsigned i = 0, e = func::FuncOp(programs[device]).getNumResults();
@@ -242,8 +241,9 @@ runOnMesh(ArrayRef<func::FuncOp> programs, MeshOp mesh,
       if (name.empty())
         name = "result" + std::to_string(i);
       auto known = llvm::find(names, name);
-      StringRef key = known != names.end() ? StringRef(*known)
-                                           : StringRef(names.emplace_back(name));
+      StringRef key = known != names.end()
+                          ? StringRef(*known)
+                          : StringRef(names.emplace_back(name));
       holders[key].push_back({device, i});
     }
   std::vector<NamedResult> results;
@@ -318,7 +318,7 @@ mlir::dpc::interpretPartitioned(func::FuncOp func,
 }
 
 SmallVector<func::FuncOp> mlir::dpc::getPipelineStages(ModuleOp module,
-                                                      StringRef name) {
+                                                       StringRef name) {
   SmallVector<func::FuncOp> stages;
   for (int64_t s = 0;; ++s) {
     auto stage = module.lookupSymbol<func::FuncOp>(

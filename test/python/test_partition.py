@@ -317,3 +317,25 @@ def test_pipeline_equals_one_device(micro_steps, exported, tmp_path, name, mesh,
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["gpt", "mlp"])
+def test_pipeline_with_gradient_clipping(exported, tmp_path, name):
+    """Clipping by the global gradient norm: the last stage sums the stages'
+    squared norms and sends the factor back, received only once the stages
+    could have sent their part (a receive placed first would deadlock);
+    the result equals one device."""
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, os.path.join(exported[name][0], name + ".onnx"), "--train",
+                    "--optimizer=adamw", "--max-grad-norm=0.5", "--micro-batches=2",
+                    "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, exported[name][0], name)
+    inputs = doubled_batch(step, inputs)
+    expected, losses = run_steps(step, inputs, hyper, STEPS, "fp64")
+    path = str(tmp_path / "pipelined.mlir")
+    r = subprocess.run([DPC_OPT, step, "--mesh=2x2", "--dp=2", "--tp=1", "--pp=2",
+                        "--partition", "-o", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
+    assert_same(expected, actual, rtol=1e-8, atol=1e-12)

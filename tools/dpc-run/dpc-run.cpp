@@ -469,9 +469,8 @@ static LogicalResult runInterpreter() {
     return failure();
   // A pipelined step is a program per stage: @<name>.stage<s>.
   SmallVector<func::FuncOp> stages =
-      functionName.empty()
-          ? SmallVector<func::FuncOp>()
-          : getPipelineStages(*program->module, functionName);
+      functionName.empty() ? SmallVector<func::FuncOp>()
+                           : getPipelineStages(*program->module, functionName);
   if (!stages.empty() && program->module->lookupSymbol(functionName))
     stages.clear();
   FailureOr<func::FuncOp> func =

@@ -20,6 +20,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
@@ -39,8 +40,7 @@ bool mlir::dpc::hasPipelineStages(ModuleOp module) {
         // Programs already split per stage are done.
         if (op->hasAttr(DpcDialect::kPipelineStageAttrName))
           return WalkResult::skip();
-        auto stage =
-            op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
+        auto stage = op->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
         return stage && stage.getInt() > 0 ? WalkResult::interrupt()
                                            : WalkResult::advance();
       })
@@ -103,9 +103,10 @@ DenseMap<Operation *, int64_t> getStages(func::FuncOp func) {
 
 /// The position of each (phase, micro-batch) unit of work in `schedule` on
 /// stage `stage` of `stages`, over `microBatches`.
-std::map<std::pair<bool, int64_t>, int64_t>
-getUnitOrder(StringRef schedule, int64_t stage, int64_t stages,
-             int64_t microBatches) {
+std::map<std::pair<bool, int64_t>, int64_t> getUnitOrder(StringRef schedule,
+                                                         int64_t stage,
+                                                         int64_t stages,
+                                                         int64_t microBatches) {
   std::map<std::pair<bool, int64_t>, int64_t> order;
   auto add = [&](bool backward, int64_t microBatch) {
     order.emplace(std::make_pair(backward, microBatch), order.size());
@@ -131,9 +132,9 @@ getUnitOrder(StringRef schedule, int64_t stage, int64_t stages,
   return order;
 }
 
-/// Reorders the body of `program` by `schedule`: the other ops by their
-/// unit's place (ops of no unit as early as they can run), each receive
-/// right before its first reader.
+/// Reorders the body of `program` by `schedule`, keeping every dependency:
+/// ops by their unit's place (ops of no unit as early as they can run,
+/// receives of no unit as late).
 void schedule(func::FuncOp program, StringRef name, int64_t stage,
               int64_t stages, int64_t microBatches) {
   auto order = getUnitOrder(name, stage, stages, microBatches);
@@ -145,29 +146,30 @@ void schedule(func::FuncOp program, StringRef name, int64_t stage,
     index[&op] = ops.size();
     ops.push_back(&op);
   }
+  // A receive waits with its unit (the forward or backward of a
+  // micro-batch); one of no unit (an optimizer value, such as the clipping
+  // factor) as late as can be, so that nothing waits for it before the
+  // sender could have made it.
   auto keyOf = [&](Operation *op) -> int64_t {
     auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
     auto microBatch = op->getAttrOfType<IntegerAttr>(kMicroBatchAttr);
+    int64_t none = isa<RecvOp>(op) ? std::numeric_limits<int64_t>::max() : -1;
     if (!phase || !microBatch || phase.getValue() == Phase::optimizer)
-      return -1;
-    auto it = order.find({phase.getValue() == Phase::backward,
-                          microBatch.getInt()});
-    return it == order.end() ? -1 : it->second;
+      return none;
+    auto it =
+        order.find({phase.getValue() == Phase::backward, microBatch.getInt()});
+    return it == order.end() ? none : it->second;
   };
-  // Kahn's algorithm, receives left out, smallest (unit, position) first.
+  // Kahn's algorithm, smallest (unit, position) first.
   DenseMap<Operation *, int64_t> waiting;
   using Entry = std::pair<std::pair<int64_t, int64_t>, Operation *>;
   std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> ready;
-  auto push = [&](Operation *op) {
-    ready.push({{keyOf(op), index[op]}, op});
-  };
+  auto push = [&](Operation *op) { ready.push({{keyOf(op), index[op]}, op}); };
   for (Operation *op : ops) {
-    if (isa<RecvOp>(op))
-      continue;
     int64_t count = 0;
     for (Value operand : op->getOperands())
       if (Operation *def = operand.getDefiningOp();
-          def && def->getBlock() == &body && !isa<RecvOp>(def))
+          def && def->getBlock() == &body)
         ++count;
     waiting[op] = count;
     if (count == 0)
@@ -186,42 +188,28 @@ void schedule(func::FuncOp program, StringRef name, int64_t stage,
   }
   for (Operation *op : scheduled)
     op->moveBefore(terminator);
-  // Receives wait at the front until placeReceives puts them in place.
-  for (Operation *op : ops)
-    if (isa<RecvOp>(op))
-      op->moveBefore(&body.front());
 }
 
-/// Puts each receive of `program` as late as it can go: before its first
-/// reader, and before the receive of the next value the same stage sends
-/// here (`sendOrder`: the message ids each stage sends here, in order).
+/// Moves receives earlier where the order of the sends needs it: a value
+/// another stage sends after one this program needs later must not be
+/// waited for first (`sendOrder`: the message ids each stage sends here, in
+/// order).
 void placeReceives(func::FuncOp program,
                    const std::map<int64_t, SmallVector<int64_t>> &sendOrder) {
   Block &body = program.getBody().front();
   DenseMap<int64_t, RecvOp> byMessage;
   for (auto recv : body.getOps<RecvOp>())
     byMessage[recv->getAttrOfType<IntegerAttr>(kMessageAttr).getInt()] = recv;
-  DenseMap<Operation *, int64_t> position;
-  int64_t next = 0;
-  for (Operation &op : body)
-    if (!isa<RecvOp>(op))
-      position[&op] = next++;
   for (auto &[from, messages] : sendOrder) {
-    SmallVector<std::pair<RecvOp, Operation *>> placements;
-    Operation *limit = body.getTerminator();
+    Operation *limit = nullptr;
     for (int64_t message : llvm::reverse(messages)) {
       RecvOp recv = byMessage.lookup(message);
       if (!recv)
         continue;
-      Operation *target = limit;
-      for (Operation *user : recv->getUsers())
-        if (position.lookup(user) < position.lookup(target))
-          target = user;
-      placements.push_back({recv, target});
-      limit = target;
+      if (limit && limit->isBeforeInBlock(recv))
+        recv->moveBefore(limit);
+      limit = recv;
     }
-    for (auto [recv, target] : llvm::reverse(placements))
-      recv->moveBefore(target);
   }
 }
 
@@ -250,8 +238,8 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
   }
   if (!entry)
     return emitError(module.getLoc(), "has no planned step function");
-  auto sharding = entry.getArgAttrOfType<ShardingAttr>(
-      0, DpcDialect::kShardingAttrName);
+  auto sharding =
+      entry.getArgAttrOfType<ShardingAttr>(0, DpcDialect::kShardingAttrName);
   MeshOp mesh = sharding ? lookupMesh(sharding, module) : MeshOp();
   std::optional<int64_t> stages =
       mesh ? mesh.getAxisSize(kPipelineAxis) : std::nullopt;
@@ -271,7 +259,8 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
   }
   MLIRContext *context = module.getContext();
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
-  auto axes = ArrayAttr::get(context, {StringAttr::get(context, kPipelineAxis)});
+  auto axes =
+      ArrayAttr::get(context, {StringAttr::get(context, kPipelineAxis)});
   SmallVector<Operation *> original;
   for (Operation &op : entry.getBody().front().without_terminator())
     original.push_back(&op);
@@ -310,15 +299,15 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
               .first->second;
         };
         auto tag = [&](Operation *made, int64_t to) {
-          for (StringRef name :
-               {StringRef(DpcDialect::kPhaseAttrName), StringRef(kMicroBatchAttr)})
+          for (StringRef name : {StringRef(DpcDialect::kPhaseAttrName),
+                                 StringRef(kMicroBatchAttr)})
             if (Attribute attr = op->getAttr(name))
               made->setAttr(name, attr);
           made->setAttr(DpcDialect::kStageAttrName,
                         IntegerAttr::get(IntegerType::get(context, 64), s));
-          made->setAttr(kMessageAttr, IntegerAttr::get(
-                                          IntegerType::get(context, 64),
-                                          message(to)));
+          made->setAttr(
+              kMessageAttr,
+              IntegerAttr::get(IntegerType::get(context, 64), message(to)));
         };
         if (t == s) {
           // Sent right after it is made, to each other stage reading it.
@@ -334,9 +323,9 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
           }
         } else if (t != kEveryStage && readers.count(s)) {
           OpBuilder builder(copy);
-          auto recv = RecvOp::create(builder, copy->getLoc(),
-                                     result.getType(), meshRef, axes,
-                                     builder.getI64IntegerAttr(s - t));
+          auto recv =
+              RecvOp::create(builder, copy->getLoc(), result.getType(), meshRef,
+                             axes, builder.getI64IntegerAttr(s - t));
           tag(recv, s);
           if (ShardingAttr layout = getSharding(result))
             recv->setAttr(DpcDialect::kShardingAttrName,
@@ -397,8 +386,7 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
         return;
       int64_t shift = op->getAttrOfType<IntegerAttr>("shift").getInt();
       if (isa<RecvOp>(op))
-        received[{int64_t(s) - shift, int64_t(s)}].push_back(
-            message.getInt());
+        received[{int64_t(s) - shift, int64_t(s)}].push_back(message.getInt());
       op->removeAttr(kMessageAttr);
     });
   }
