@@ -4,7 +4,8 @@
 # 2x8 H100 mesh with the cost model, plan it as typed IR (outlined stages,
 # checked by -dpc-verify-shardings), partition it for 2x2 (the program each
 # rank runs, with bucketed, overlapped collectives) and train 3 steps on 4
-# simulated ranks beside one device, and run the forward under the
+# simulated ranks beside one device, then as two pipeline stages, and run
+# the forward under the
 # reference interpreter against PyTorch's loss. It grows into
 # import -> train step -> plan -> compile -> train.
 set -euo pipefail
@@ -44,6 +45,12 @@ echo
 echo "== 3 AdamW steps: loss on one device, then on 4 simulated ranks"
 PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.train "$work/step.mlir" "$work" mlp 3
 PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.train "$work/partitioned.mlir" "$work" mlp 3
+echo "== pipelined for 2x2 (tp2 pp2, 1F1B): a program per stage, 3 steps on 4 ranks"
+"$build_dir/bin/dpc-opt" "$work/step.mlir" --mesh=2x2 --dp=1 --tp=2 --pp=2 \
+  --partition --pipeline-schedule=1f1b -o "$work/pipelined.mlir"
+echo "stage programs: $(grep -o 'func.func @train_step\.stage[0-9]*' "$work/pipelined.mlir" |
+  sed 's/.*@//' | paste -sd ' '), $(grep -c 'dpc\.send ' "$work/pipelined.mlir") sends"
+PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.train "$work/pipelined.mlir" "$work" mlp 3
 echo "== forward under the interpreter (PyTorch's loss: $(
   /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
 "$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \

@@ -63,9 +63,14 @@ def _shape(tensor_type: str) -> List[int]:
 
 def signature(ir: str, function: Optional[str] = None) -> Dict[str, Dict[str, List[int]]]:
     """{role: {name: shape}} of the arguments of `function` (default: the
-    first function in `ir`), for each role of _ROLES. For a partitioned
-    function, the shapes of the whole values."""
-    header = ir[ir.index("func.func" + ("" if function is None else " @" + function + "(")):]
+    first function in `ir`; a pipelined step's stage programs), for each
+    role of _ROLES. For a partitioned function, the shapes of the whole
+    values."""
+    marker = "func.func" + ("" if function is None else " @" + function + "(")
+    if function is not None and marker not in ir:
+        # A pipelined step: every stage's program takes the same arguments.
+        marker = "func.func @" + function + ".stage0("
+    header = ir[ir.index(marker):]
     header = header[:header.index(") -> ") if ") -> " in header else header.index("{\n")]
     roles: Dict[str, Dict[str, List[int]]] = {role: {} for role in _ROLES}
     start = ir.index(header)

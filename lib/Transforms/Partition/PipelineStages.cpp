@@ -215,29 +215,38 @@ void placeReceives(func::FuncOp program,
 
 } // namespace
 
+static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
+                               StringRef scheduleName);
+
 LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
                                              StringRef scheduleName) {
   if (scheduleName != "gpipe" && scheduleName != "1f1b")
     return emitError(module.getLoc(), "pipeline schedule '")
            << scheduleName << "' is not built: gpipe or 1f1b";
-  // The step: a planned function nobody calls.
+  // The steps: planned functions nobody calls (the training step, and the
+  // forward-backward function when the step inlined it).
   DenseSet<StringRef> called;
   module.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
-  func::FuncOp entry;
+  SmallVector<func::FuncOp> entries;
   for (auto func : module.getOps<func::FuncOp>()) {
     bool planned = false;
     for (unsigned i = 0; i < func.getNumArguments(); ++i)
       planned |= bool(func.getArgAttr(i, DpcDialect::kShardingAttrName));
-    if (planned && !called.contains(func.getSymName())) {
-      if (entry)
-        return func.emitError("is a second step function; a pipelined "
-                              "module has one (@")
-               << entry.getSymName() << ")";
-      entry = func;
-    }
+    if (planned && !called.contains(func.getSymName()) &&
+        !func->hasAttr(DpcDialect::kPipelineStageAttrName))
+      entries.push_back(func);
   }
-  if (!entry)
+  if (entries.empty())
     return emitError(module.getLoc(), "has no planned step function");
+  for (func::FuncOp entry : entries)
+    if (failed(splitStep(module, entry, scheduleName)))
+      return failure();
+  return success();
+}
+
+/// Splits one step function, `entry`.
+static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
+                               StringRef scheduleName) {
   auto sharding =
       entry.getArgAttrOfType<ShardingAttr>(0, DpcDialect::kShardingAttrName);
   MeshOp mesh = sharding ? lookupMesh(sharding, module) : MeshOp();

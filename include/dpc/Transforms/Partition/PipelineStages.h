@@ -17,7 +17,7 @@ namespace mlir::dpc {
 /// Whether any op of `module` runs on a pipeline stage other than 0.
 bool hasPipelineStages(ModuleOp module);
 
-/// Replaces the step function of `module` (the planned function nobody
+/// Replaces each step function of `module` (a planned function nobody
 /// calls) by one program per stage, `@<name>.stage<s>` marked
 /// `dpc.pipeline_stage = s`:
 /// - the step's calls (one per micro-batch) are inlined, each op tagged with
