@@ -339,3 +339,45 @@ def test_pipeline_with_gradient_clipping(exported, tmp_path, name):
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)
+
+
+def test_pipeline_with_tied_weights(tmp_path):
+    """GPT-2 style tied embedding and head on two stages: the first stage
+    looks the tokens up and the last projects onto the same weight. Its
+    gradient, summed from both stages' contributions, and its update equal
+    one device's."""
+    import torch
+    torch.manual_seed(0)
+    gpt = models.TinyGPT()
+    gpt.head.weight = gpt.tok.weight
+    spec = models.Spec(models.WithLoss(gpt), {"tokens": torch.randint(0, 50, (2, 8)),
+                                              "target": torch.randint(0, 50, (2, 8))},
+                       models._loss_outputs())
+    models.MODELS["tied_gpt"] = lambda: spec
+    try:
+        meta = models.export("tied_gpt", str(tmp_path))
+    finally:
+        del models.MODELS["tied_gpt"]
+    assert "net.head.weight" not in meta["params"]
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, str(tmp_path / "tied_gpt.onnx"), "--train", "--optimizer=adamw",
+                    "--micro-batches=2", "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, str(tmp_path), "tied_gpt")
+    inputs = doubled_batch(step, inputs)
+    expected, losses = run_steps(step, inputs, hyper, STEPS, "fp64")
+    path = str(tmp_path / "pipelined.mlir")
+    r = subprocess.run([DPC_OPT, step, "--mesh=2", "--dp=1", "--tp=1", "--pp=2", "--partition",
+                        "-o", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    # Both stages read the tied weight: the lookup on the first, the head on
+    # the last.
+    text = open(path).read()
+    for stage in (0, 1):
+        program = text[text.index("func.func @train_step.stage%d(" % stage):]
+        program = program[:program.index("\n  }\n")]
+        weight = re.search(r'(%arg\d+): tensor<50x32xf32> \{dpc\.param = "net\.tok\.weight"',
+                           program).group(1)
+        assert re.search(re.escape(weight) + r"\b", program[program.index("{\n"):]), stage
+    actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
+    assert_same(expected, actual, rtol=1e-8, atol=1e-12)
