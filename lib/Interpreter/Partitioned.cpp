@@ -86,41 +86,55 @@ Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
   return box;
 }
 
-/// Copies between the box `box` of `whole` and the dense tensor `part`:
-/// into `part` when `toPart`, else back into `whole`.
-void copyBox(HostTensor &whole, HostTensor &part, const Box &box, bool toPart) {
-  size_t element = ::dpc::getDTypeSize(whole.dtype);
-  int64_t rank = whole.shape.size();
-  if (rank == 0) {
-    if (toPart)
-      std::memcpy(part.data.data(), whole.data.data(), element);
-    else
-      std::memcpy(whole.data.data(), part.data.data(), element);
-    return;
-  }
-  // Rows along the last dimension are contiguous in both.
+/// Calls `copy(wholeOffset, partOffset, bytes)` for each row of the box
+/// `box` of a tensor of `shape` and elements of `element` bytes: rows along
+/// the last dimension are contiguous both in the whole and in the box.
+template <typename Fn>
+void forEachRow(ArrayRef<int64_t> shape, const Box &box, size_t element,
+                Fn copy) {
+  int64_t rank = shape.size();
+  if (rank == 0)
+    return copy(0, 0, element);
   SmallVector<int64_t> strides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * whole.shape[d + 1];
-  int64_t rows = part.getNumElements() / std::max<int64_t>(box.size.back(), 1);
+    strides[d] = strides[d + 1] * shape[d + 1];
+  int64_t rows = 1;
+  for (int64_t size : ArrayRef<int64_t>(box.size).drop_back())
+    rows *= size;
   size_t rowBytes = box.size.back() * element;
   SmallVector<int64_t> index(rank, 0);
-  for (int64_t row = 0; row < rows; ++row) {
+  for (int64_t row = 0; row < rows && rowBytes > 0; ++row) {
     int64_t offset = 0;
     for (int64_t d = 0; d < rank; ++d)
       offset += (box.start[d] + index[d]) * strides[d];
-    std::byte *wholeRow = whole.data.data() + offset * element;
-    std::byte *partRow = part.data.data() + row * rowBytes;
-    if (toPart)
-      std::memcpy(partRow, wholeRow, rowBytes);
-    else
-      std::memcpy(wholeRow, partRow, rowBytes);
+    copy(offset * element, row * rowBytes, rowBytes);
     for (int64_t d = rank - 2; d >= 0; --d) {
       if (++index[d] < box.size[d])
         break;
       index[d] = 0;
     }
   }
+}
+
+/// The box `box` of `whole`, as a dense tensor.
+HostTensor extractBox(const HostTensor &whole, const Box &box) {
+  HostTensor part(whole.dtype,
+                  std::vector<int64_t>(box.size.begin(), box.size.end()));
+  forEachRow(whole.shape, box, ::dpc::getDTypeSize(whole.dtype),
+             [&](size_t from, size_t to, size_t bytes) {
+               std::memcpy(part.data.data() + to, whole.data.data() + from,
+                           bytes);
+             });
+  return part;
+}
+
+/// Writes the dense tensor `part` into the box `box` of `whole`.
+void insertBox(HostTensor &whole, const HostTensor &part, const Box &box) {
+  forEachRow(whole.shape, box, ::dpc::getDTypeSize(whole.dtype),
+             [&](size_t to, size_t from, size_t bytes) {
+               std::memcpy(whole.data.data() + to, part.data.data() + from,
+                           bytes);
+             });
 }
 
 /// Combines `values` (one block per rank of a group) by `kind`.
@@ -217,12 +231,8 @@ runOnMesh(ArrayRef<func::FuncOp> programs, MeshOp mesh,
       if (!sharding)
         return func.emitError("is partitioned, but argument #")
                << index << " has no sharding";
-      HostTensor whole = argument;
-      Box box = getBox(sharding, mesh, device, whole.shape);
-      HostTensor part(whole.dtype,
-                      std::vector<int64_t>(box.size.begin(), box.size.end()));
-      copyBox(whole, part, box, /*toPart=*/true);
-      perRank[device].push_back(std::move(part));
+      Box box = getBox(sharding, mesh, device, argument.shape);
+      perRank[device].push_back(extractBox(argument, box));
     }
   }
   FailureOr<std::vector<std::vector<HostTensor>>> ranks =
@@ -271,7 +281,7 @@ runOnMesh(ArrayRef<func::FuncOp> programs, MeshOp mesh,
       std::vector<int64_t> key(box.start.begin(), box.start.end());
       auto [it, first] = written.try_emplace(key, device);
       if (first) {
-        copyBox(whole, blocks[device], box, /*toPart=*/false);
+        insertBox(whole, blocks[device], box);
         continue;
       }
       if (blocks[device].data != blocks[it->second].data)

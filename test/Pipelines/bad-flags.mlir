@@ -16,6 +16,27 @@
 // RUN: not dpc-opt %s --train --mesh=4 --dp=-2 2>&1 | FileCheck %s --check-prefix=DP
 // RUN: not dpc-opt %s --train --mesh=4 --pp=4294967296 2>&1 | FileCheck %s --check-prefix=PP
 // RUN: not dpc-opt %s --train --mesh=4 --memory-limit=1e400 2>&1 | FileCheck %s --check-prefix=MEMORY
+// RUN: not dpc-opt %s --train --mesh=2 --zero=4 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN: not dpc-opt %s --train --zero=1 2>&1 | FileCheck %s --check-prefix=ZERO-NO-MESH
+// RUN: not dpc-opt %s --train --partition 2>&1 | FileCheck %s --check-prefix=PARTITION-NO-MESH
+// RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --bucket-cap-mb=1e300 2>&1 | FileCheck %s --check-prefix=BUCKET
+// RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --bucket-cap-mb=-1 2>&1 | FileCheck %s --check-prefix=BUCKET-NEG
+// RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --grad-compression=topk:0 2>&1 | FileCheck %s --check-prefix=TOPK-ZERO
+// RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --grad-compression=topk:abc 2>&1 | FileCheck %s --check-prefix=TOPK-TEXT
+// RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --grad-compression=topk:nan 2>&1 | FileCheck %s --check-prefix=TOPK-NAN
+// RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --grad-compression=int8 2>&1 | FileCheck %s --check-prefix=COMPRESSION
+// RUN: not dpc-opt %s --train --mesh=2 --dp=1 --pp=2 --partition --pipeline-schedule=zigzag 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+
+// ZERO: error: --zero=4 is not a ZeRO stage: 0, 1, 2 or 3 (-1: the planner chooses)
+// ZERO-NO-MESH: dpc-opt: --zero fixes the ZeRO stage of a plan and needs --mesh
+// PARTITION-NO-MESH: dpc-opt: --partition needs --mesh
+// BUCKET: error: --bucket-cap-mb={{.*}} is outside (0, 1e6]
+// BUCKET-NEG: error: --bucket-cap-mb=-1.00 is outside (0, 1e6]
+// TOPK-ZERO: error: --grad-compression=topk:0 is not a compression
+// TOPK-TEXT: error: --grad-compression=topk:abc is not a compression
+// TOPK-NAN: error: --grad-compression=topk:nan is not a compression
+// COMPRESSION: error: --grad-compression=int8 is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= 1
+// SCHEDULE: error: pipeline schedule 'zigzag' is not built: gpipe or 1f1b
 
 // LR-NAN: bad-flags.mlir:[[@LINE+16]]:1: error: --lr=nan is outside [0, inf)
 // LR-INF: error: --lr=inf is outside [0, inf)

@@ -30,12 +30,6 @@ using namespace mlir::dpc;
 
 namespace {
 
-int64_t getSizeInBytes(Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  return type.getNumElements() *
-         llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-}
-
 /// Whether every use of `op`'s result comes after `point` in their block.
 bool isUnusedBefore(AllReduceOp op, Operation *point) {
   return llvm::all_of(op->getUsers(), [&](Operation *user) {
@@ -116,7 +110,7 @@ struct BucketGradientsPass
       Key key{op.getMeshAttr(), op.getAxesAttr(), op.getKindAttr(),
               elementType};
       auto &[members, bytes] = open[key];
-      int64_t size = getSizeInBytes(op.getInput());
+      int64_t size = int64_t(getSizeInBytes(op.getInput().getType()));
       // The bucket moves to `op`: its members' results must not be read
       // before, and it must not overflow.
       bool fits = bytes + size <= capacity &&

@@ -173,8 +173,9 @@ Value TopKCompression::compress(AllReduceOp op, Value residual,
         DenseElementsAttr::get(scalar, builder.getFloatAttr(element, group)));
     dense = DivOp::create(builder, loc, vector(n, element), dense, size);
   }
-  sentBytes += double(k) * (type.getElementTypeBitWidth() / 8 + 8);
-  denseBytes += double(n) * type.getElementTypeBitWidth() / 8;
+  sentBytes += getSizeInBytes(top.getValues().getType()) +
+               getSizeInBytes(top.getIndices().getType());
+  denseBytes += getSizeInBytes(type);
   if (!residualSharding) {
     SmallVector<Attribute> all(mesh.getAxisNames().begin(),
                                mesh.getAxisNames().end());

@@ -11,7 +11,7 @@ using namespace mlir;
 using namespace mlir::dpc;
 
 bool mlir::dpc::isCommunicating(Operation *op) {
-  return isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp>(op);
+  return op->hasTrait<OpTrait::Communicates>();
 }
 
 Operation *mlir::dpc::getFirstReader(Block &block, Value value) {

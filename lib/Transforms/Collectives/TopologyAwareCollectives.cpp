@@ -114,6 +114,52 @@ CollectiveChoice getBestFlat(CollectiveKind kind, double bytes,
   return best;
 }
 
+/// A collective as the cost model sees it: its kind, its group on its
+/// mesh, and the bytes the model charges for (an all-gather's output, the
+/// input of the others).
+struct PricedCollective {
+  CollectiveKind kind;
+  MeshOp mesh;
+  SmallVector<int64_t> shape;
+  SmallVector<StringRef> axisNames;
+  SmallVector<unsigned> axes;
+  double bytes;
+
+  explicit PricedCollective(Operation *op) {
+    kind =
+        llvm::TypeSwitch<Operation *, CollectiveKind>(op)
+            .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
+            .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
+            .Case([](AllToAllOp) { return CollectiveKind::AllToAll; })
+            .Default([](Operation *) { return CollectiveKind::AllReduce; });
+    mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
+        op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
+    shape.assign(mesh.getShape().begin(), mesh.getShape().end());
+    for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes")) {
+      axisNames.push_back(cast<StringAttr>(axis).getValue());
+      axes.push_back(*mesh.getAxisIndex(axisNames.back()));
+    }
+    bytes = getSizeInBytes(kind == CollectiveKind::AllGather
+                               ? op->getResult(0).getType()
+                               : op->getOperand(0).getType());
+  }
+
+  double getTime(CollectiveAlgorithm algorithm, const Cluster &cluster) const {
+    return getCollectiveTime(kind, algorithm, bytes, Mesh(shape), axes,
+                             cluster);
+  }
+
+  /// Records, and returns, the fastest flat algorithm on `op`.
+  CollectiveChoice annotate(Operation *op, const Cluster &cluster) const {
+    CollectiveChoice best =
+        getBestFlat(kind, bytes, Mesh(shape), axes, cluster);
+    op->setAttr(
+        "dpc.algorithm",
+        StringAttr::get(op->getContext(), getAlgorithmName(best.algorithm)));
+    return best;
+  }
+};
+
 struct TopologyAwareCollectivesPass
     : public dpc::impl::TopologyAwareCollectivesBase<
           TopologyAwareCollectivesPass> {
@@ -144,44 +190,18 @@ struct TopologyAwareCollectivesPass
   }
 
   void lower(Operation *op, const Cluster &cluster) {
-    auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-    auto meshOp = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
-    SmallVector<unsigned> axes;
-    SmallVector<StringRef> axisNames;
-    for (Attribute axis : op->getAttrOfType<ArrayAttr>("axes")) {
-      axisNames.push_back(cast<StringAttr>(axis).getValue());
-      axes.push_back(*meshOp.getAxisIndex(axisNames.back()));
-    }
-    Mesh mesh(meshOp.getShape());
-    auto type = cast<RankedTensorType>(op->getOperand(0).getType());
-    double bytes = double(type.getNumElements()) *
-                   llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    CollectiveKind kind =
-        llvm::TypeSwitch<Operation *, CollectiveKind>(op)
-            .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
-            .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
-            .Case([](AllToAllOp) { return CollectiveKind::AllToAll; })
-            .Default([](Operation *) { return CollectiveKind::AllReduce; });
-    if (kind == CollectiveKind::AllGather)
-      bytes = double(cast<RankedTensorType>(op->getResult(0).getType())
-                         .getNumElements()) *
-              llvm::divideCeil(type.getElementTypeBitWidth(), 8);
-    CollectiveChoice flat = getBestFlat(kind, bytes, mesh, axes, cluster);
-    OpBuilder builder(op);
-    op->setAttr("dpc.algorithm",
-                builder.getStringAttr(getAlgorithmName(flat.algorithm)));
+    PricedCollective priced(op);
+    CollectiveChoice flat = priced.annotate(op, cluster);
     auto reduce = dyn_cast<AllReduceOp>(op);
-    if (!reduce || reduce.getAsync())
+    if (!reduce || reduce.getAsync() ||
+        !(priced.getTime(CollectiveAlgorithm::Hierarchical, cluster) <
+          flat.time))
       return;
-    double hierarchical = getCollectiveTime(
-        kind, CollectiveAlgorithm::Hierarchical, bytes, mesh, axes, cluster);
-    if (!(hierarchical < flat.time))
-      return;
-    FailureOr<RefinedMesh *> refined = getRefined(meshOp, cluster, builder);
+    FailureOr<RefinedMesh *> refined = getRefined(priced.mesh, cluster);
     if (failed(refined))
       return;
     SmallVector<StringRef> across, within;
-    for (StringRef axis : axisNames) {
+    for (StringRef axis : priced.axisNames) {
       const AxisParts &parts = (*refined)->parts.find(axis)->second;
       for (const std::string &name : parts.across)
         across.push_back(name);
@@ -190,11 +210,10 @@ struct TopologyAwareCollectivesPass
     }
     if (across.empty() || within.empty())
       return;
-    decompose(reduce, (*refined)->op, across, within, cluster, mesh);
+    decompose(reduce, (*refined)->op, across, within, cluster);
   }
 
-  FailureOr<RefinedMesh *> getRefined(MeshOp mesh, const Cluster &cluster,
-                                      OpBuilder &builder) {
+  FailureOr<RefinedMesh *> getRefined(MeshOp mesh, const Cluster &cluster) {
     auto it = refinedMeshes.find(mesh);
     if (it == refinedMeshes.end()) {
       OpBuilder meshBuilder(mesh);
@@ -211,8 +230,7 @@ struct TopologyAwareCollectivesPass
   /// reduce_scatter_within(x))), on `x` flattened and padded to a multiple
   /// of the within-node group.
   void decompose(AllReduceOp op, MeshOp refined, ArrayRef<StringRef> across,
-                 ArrayRef<StringRef> within, const Cluster &cluster,
-                 const Mesh &) {
+                 ArrayRef<StringRef> within, const Cluster &cluster) {
     OpBuilder builder(op);
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getInput().getType());
@@ -250,27 +268,9 @@ struct TopologyAwareCollectivesPass
         builder, loc, RankedTensorType::get({padded}, element), reduced,
         meshRef, axesAttr(within), builder.getI64IntegerAttr(0), UnitAttr());
     // Each level runs its fastest flat algorithm on its own link.
-    Mesh refinedMesh(refined.getShape());
-    for (auto [made, names] :
-         {std::pair<Operation *, ArrayRef<StringRef>>(scattered, within),
-          {reduced, across},
-          {gathered, within}}) {
-      SmallVector<unsigned> indices;
-      for (StringRef name : names)
-        indices.push_back(*refined.getAxisIndex(name));
-      auto madeType = cast<RankedTensorType>(made->getOperand(0).getType());
-      double bytes = double(madeType.getNumElements()) *
-                     llvm::divideCeil(madeType.getElementTypeBitWidth(), 8);
-      CollectiveKind kind = isa<AllReduceOp>(made) ? CollectiveKind::AllReduce
-                            : isa<ReduceScatterOp>(made)
-                                ? CollectiveKind::ReduceScatter
-                                : CollectiveKind::AllGather;
-      if (kind == CollectiveKind::AllGather)
-        bytes *= k;
-      made->setAttr("dpc.algorithm",
-                    builder.getStringAttr(getAlgorithmName(
-                        getBestFlat(kind, bytes, refinedMesh, indices, cluster)
-                            .algorithm)));
+    for (Operation *made : {scattered.getOperation(), reduced.getOperation(),
+                            gathered.getOperation()}) {
+      PricedCollective(made).annotate(made, cluster);
       for (StringRef name :
            {DpcDialect::kStageAttrName, DpcDialect::kPhaseAttrName})
         if (Attribute attr = op->getAttr(name))

@@ -37,7 +37,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       }
     if (zeroStage < -1 || zeroStage > 3) {
       emitError(module.getLoc(), "--zero=")
-          << zeroStage << " is not a ZeRO stage: 0, 1, 2 or 3 (-1: the "
+          << int64_t(zeroStage) << " is not a ZeRO stage: 0, 1, 2 or 3 (-1: the "
           << "planner chooses)";
       return signalPassFailure();
     }

@@ -173,9 +173,7 @@ LogicalResult RecvOp::verify() {
 LogicalResult WaitOp::verify() {
   // (C1) is AllTypesMatch's.
   Operation *start = getInput().getDefiningOp();
-  if (!start ||
-      !isa<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AllSliceOp>(
-          start) ||
+  if (!start || !start->hasTrait<OpTrait::Collective>() ||
       !start->hasAttr("async"))
     return emitOpError("waits for a value no async collective produces (C2)");
   return success();

@@ -27,6 +27,15 @@ namespace mlir::dpc::OpTrait {
 template <typename ConcreteType>
 class KeepsFullPrecision
     : public mlir::OpTrait::TraitBase<ConcreteType, KeepsFullPrecision> {};
+/// Marks an op over a group of ranks, which may start asynchronously
+/// (Dpc_CollectiveTrait).
+template <typename ConcreteType>
+class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {};
+/// Marks a collective that moves data between ranks
+/// (Dpc_CommunicatesTrait).
+template <typename ConcreteType>
+class Communicates
+    : public mlir::OpTrait::TraitBase<ConcreteType, Communicates> {};
 } // namespace mlir::dpc::OpTrait
 
 namespace mlir::dpc {

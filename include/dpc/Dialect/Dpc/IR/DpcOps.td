@@ -1098,10 +1098,22 @@ def Dpc_TransferOp : Dpc_Op<"transfer", [Pure,
 // Collectives: the ranks of a mesh-axis group exchange their local values
 //===----------------------------------------------------------------------===//
 
+// Ops over a group of ranks of a mesh: they may start asynchronously
+// (`dpc.wait`). Those that move data between the ranks communicate: the
+// collective passes schedule, bucket and price those.
+def Dpc_CollectiveTrait : NativeOpTrait<"Collective"> {
+  let cppNamespace = "::mlir::dpc::OpTrait";
+}
+def Dpc_CommunicatesTrait : NativeOpTrait<"Communicates"> {
+  let cppNamespace = "::mlir::dpc::OpTrait";
+}
+
 class Dpc_CollectiveOp<string mnemonic, string semantics,
-                       string constraints, list<Trait> traits = []>
-    : Dpc_Op<mnemonic, traits # [
-        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+                       string constraints, list<Trait> traits = [],
+                       bit communicates = 1>
+    : Dpc_Op<mnemonic, traits # [Dpc_CollectiveTrait,
+        DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>] #
+        !if(communicates, [Dpc_CommunicatesTrait], [])> {
   let description = [{
     Runs in a partitioned program, on each rank's local value. With
     `async` it only starts there, and completes at the `dpc.wait` ops that
@@ -1198,7 +1210,7 @@ def Dpc_AllSliceOp : Dpc_CollectiveOp<"all_slice",
     [{- (C4) `dim` is a dimension of `input`, and the group's size divides
       its size.
     - (C5) `result` has the element type of `input` and its shape with
-      dimension `dim` divided by the group's size.}]> {
+      dimension `dim` divided by the group's size.}], [], /*communicates=*/0> {
   let summary = "Keeps each rank's block of a value every rank holds";
   let arguments = (ins Dpc_Tensor:$input, FlatSymbolRefAttr:$mesh,
                        StrArrayAttr:$axes, I64Attr:$dim, UnitAttr:$async);
