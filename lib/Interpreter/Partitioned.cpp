@@ -53,36 +53,13 @@ struct Box {
   SmallVector<int64_t> start, size;
 };
 
-/// The coordinates of `device` on `mesh`.
-SmallVector<int64_t> getCoordinates(MeshOp mesh, int64_t device) {
-  ArrayRef<int64_t> meshShape = mesh.getShape();
-  int64_t position = device;
-  if (std::optional<ArrayRef<int64_t>> ids = mesh.getDevices())
-    position = llvm::find(*ids, device) - ids->begin();
-  SmallVector<int64_t> coordinates(meshShape.size());
-  for (int64_t i = meshShape.size() - 1; i >= 0; --i) {
-    coordinates[i] = position % meshShape[i];
-    position /= meshShape[i];
-  }
-  return coordinates;
-}
-
 /// The box of `shape` that `device` holds under `sharding` on `mesh`.
 Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
            ArrayRef<int64_t> shape) {
-  ArrayRef<int64_t> meshShape = mesh.getShape();
-  SmallVector<int64_t> coordinates = getCoordinates(mesh, device);
   Box box;
-  for (auto [dim, size] : llvm::enumerate(shape)) {
-    int64_t block = 0, blocks = 1;
-    for (StringRef axis : sharding.getDimAxes(dim)) {
-      unsigned index = *mesh.getAxisIndex(axis);
-      block = block * meshShape[index] + coordinates[index];
-      blocks *= meshShape[index];
-    }
-    box.size.push_back(size / blocks);
-    box.start.push_back(block * (size / blocks));
-  }
+  box.start = getBlockStart(sharding, mesh, device, shape);
+  auto whole = RankedTensorType::get(shape, Float32Type::get(mesh.getContext()));
+  llvm::append_range(box.size, getLocalType(sharding, whole, mesh).getShape());
   return box;
 }
 
@@ -353,6 +330,6 @@ mlir::dpc::interpretPipeline(ArrayRef<func::FuncOp> stages,
            << "does not have as many";
   SmallVector<func::FuncOp> programs;
   for (int64_t device = 0; device < mesh->getNumDevices(); ++device)
-    programs.push_back(stages[getCoordinates(*mesh, device)[*axis]]);
+    programs.push_back(stages[getDeviceCoordinates(*mesh, device)[*axis]]);
   return runOnMesh(programs, *mesh, arguments, options);
 }

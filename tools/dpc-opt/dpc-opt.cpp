@@ -14,6 +14,7 @@
 
 #include "TestPasses.h"
 #include "dpc/Pipelines/Pipelines.h"
+#include "dpc/Target/CPU/CpuArtifact.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -218,8 +219,9 @@ static llvm::cl::opt<std::string>
 
 static llvm::cl::opt<std::string> emitKind(
     "emit", llvm::cl::cat(planCategory), llvm::cl::init("mlir"),
-    llvm::cl::desc("What to write: mlir (dpc IR), or shard-mlir (the plan "
-                   "in upstream MLIR's shard dialect, -dpc-export-shard)"),
+    llvm::cl::desc("What to write: mlir (dpc IR), shard-mlir (the plan "
+                   "in upstream MLIR's shard dialect, -dpc-export-shard), "
+                   "or cpu (an artifact directory dpc-run trains from)"),
     llvm::cl::value_desc("KIND"));
 
 static llvm::cl::list<std::string> dimSizes(
@@ -286,9 +288,11 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.gradCompression = gradCompression;
 }
 
-/// Reads the input: imports an ONNX file, or parses (and verifies) IR.
-static OwningOpRef<ModuleOp> readInput(StringRef path, MLIRContext &context,
-                                       llvm::SourceMgr &sourceMgr) {
+/// Reads the input: imports an ONNX file (keeping its initial values in
+/// `initialValues`), or parses (and verifies) IR.
+static OwningOpRef<ModuleOp>
+readInput(StringRef path, MLIRContext &context, llvm::SourceMgr &sourceMgr,
+          std::vector<::dpc::NamedTensor> &initialValues) {
   if (!path.ends_with(".onnx"))
     return parseSourceFile<ModuleOp>(path, sourceMgr, &context);
   FailureOr<mlir::dpc::OnnxImportOptions> options = getImportOptions();
@@ -299,6 +303,7 @@ static OwningOpRef<ModuleOp> readInput(StringRef path, MLIRContext &context,
       mlir::dpc::importOnnxFile(&context, path, *options);
   if (failed(imported))
     return nullptr;
+  initialValues = std::move(imported->initialValues);
   return std::move(imported->module);
 }
 
@@ -316,7 +321,9 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
   context.loadAllAvailableDialects();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = readInput(inputPath, context, sourceMgr);
+  std::vector<::dpc::NamedTensor> initialValues;
+  OwningOpRef<ModuleOp> module =
+      readInput(inputPath, context, sourceMgr, initialValues);
   if (!module)
     return failure();
 
@@ -339,6 +346,11 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
   // The table went to stdout; there is no IR to print.
   if (planOnly)
     return success();
+  if (emitKind == "cpu") {
+    mlir::dpc::CpuArtifactOptions artifactOptions;
+    artifactOptions.initialValues = std::move(initialValues);
+    return mlir::dpc::writeCpuArtifact(*module, outputPath, artifactOptions);
+  }
   std::string error;
   // The output file is kept only on success: no half-written files.
   std::unique_ptr<llvm::ToolOutputFile> output =
@@ -395,10 +407,15 @@ int main(int argc, char **argv) {
     }
     memoryLimitGiB = *gib;
   }
-  if (emitKind != "mlir" && emitKind != "shard-mlir") {
+  if (emitKind != "mlir" && emitKind != "shard-mlir" && emitKind != "cpu") {
     llvm::errs() << "dpc-opt: --emit=" << emitKind
-                 << " is not a kind dpc-opt writes (mlir or shard-mlir; the "
-                    "CPU and CUDA backends are not built yet)\n";
+                 << " is not a kind dpc-opt writes (mlir, shard-mlir or cpu; "
+                    "the CUDA backend is not built yet)\n";
+    return EXIT_FAILURE;
+  }
+  if (emitKind == "cpu" && (outputFilename == "-" || planOnly)) {
+    llvm::errs() << "dpc-opt: --emit=cpu writes an artifact directory: give "
+                    "it with -o DIR (and not --plan-only)\n";
     return EXIT_FAILURE;
   }
   if (!StringRef(inputFilename).ends_with(".onnx") && !train &&

@@ -309,6 +309,40 @@ RankedTensorType mlir::dpc::getGlobalType(ShardingAttr sharding,
   return local.clone(shape);
 }
 
+SmallVector<int64_t> mlir::dpc::getDeviceCoordinates(MeshOp mesh,
+                                                     int64_t device) {
+  ArrayRef<int64_t> meshShape = mesh.getShape();
+  int64_t position = device;
+  if (std::optional<ArrayRef<int64_t>> ids = mesh.getDevices())
+    position = llvm::find(*ids, device) - ids->begin();
+  SmallVector<int64_t> coordinates(meshShape.size());
+  for (int64_t i = meshShape.size() - 1; i >= 0; --i) {
+    coordinates[i] = position % meshShape[i];
+    position /= meshShape[i];
+  }
+  return coordinates;
+}
+
+SmallVector<int64_t> mlir::dpc::getBlockStart(ShardingAttr sharding,
+                                              MeshOp mesh, int64_t device,
+                                              ArrayRef<int64_t> globalShape) {
+  ArrayRef<int64_t> meshShape = mesh.getShape();
+  SmallVector<int64_t> coordinates = getDeviceCoordinates(mesh, device);
+  SmallVector<int64_t> start;
+  for (auto [dim, size] : llvm::enumerate(globalShape)) {
+    // The block index is mixed-radix over the dimension's axes, the first
+    // axis most significant.
+    int64_t block = 0, blocks = 1;
+    for (StringRef axis : sharding.getDimAxes(dim)) {
+      unsigned index = *mesh.getAxisIndex(axis);
+      block = block * meshShape[index] + coordinates[index];
+      blocks *= meshShape[index];
+    }
+    start.push_back(block * (size / blocks));
+  }
+  return start;
+}
+
 SmallVector<ShardingAttr> mlir::dpc::getResultShardings(Operation *op) {
   SmallVector<ShardingAttr> shardings;
   auto array = op->getAttrOfType<ArrayAttr>(DpcDialect::kShardingAttrName);

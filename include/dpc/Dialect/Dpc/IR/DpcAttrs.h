@@ -46,6 +46,15 @@ RankedTensorType getLocalType(ShardingAttr sharding, RankedTensorType global,
 RankedTensorType getGlobalType(ShardingAttr sharding, RankedTensorType local,
                                MeshOp mesh);
 
+/// The coordinates of `device` on `mesh`, one per axis.
+SmallVector<int64_t> getDeviceCoordinates(MeshOp mesh, int64_t device);
+
+/// Where the block `device` holds of a value of shape `globalShape` laid
+/// out as `sharding` starts, per dimension; the block has the local shape.
+SmallVector<int64_t> getBlockStart(ShardingAttr sharding, MeshOp mesh,
+                                   int64_t device,
+                                   ArrayRef<int64_t> globalShape);
+
 /// The per-value form on `op` (one sharding per result), if present.
 SmallVector<ShardingAttr> getResultShardings(Operation *op);
 

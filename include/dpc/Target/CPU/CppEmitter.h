@@ -1,0 +1,62 @@
+//===- CppEmitter.h - A per-rank program as C++ -----------------*- C++ -*-===//
+//
+// Writes a partitioned (or single-device) step function as one C++
+// function with the signature of DpcProgramFn (runtime/include/dpc/Runtime/
+// ProgramAbi.h). Elementwise ops are generated as loops, a chain of them
+// fused into the loop of its last op; the other ops call the kernels of
+// runtime/include/dpc/Runtime/CpuKernels.h; collectives go through the
+// host. Values live in an arena laid out by planBuffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TARGET_CPU_CPPEMITTER_H
+#define DPC_TARGET_CPU_CPPEMITTER_H
+
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::dpc {
+
+/// The communicating groups programs use: each distinct (mesh, axes) gets
+/// an index, the `group` of its collectives at run time.
+class GroupTable {
+public:
+  int getIndex(MeshOp mesh, ArrayRef<StringRef> axes);
+  struct Entry {
+    MeshOp mesh;
+    std::vector<std::string> axes;
+  };
+  ArrayRef<Entry> getEntries() const { return entries; }
+
+private:
+  std::vector<Entry> entries;
+};
+
+/// What the emitter learnt about one program.
+struct EmittedProgram {
+  std::string symbol;
+  int64_t arenaBytes = 0;
+  /// The arena without reuse between values.
+  int64_t unsharedBytes = 0;
+  /// Ops generated as loops, of which fused into a consumer's loop.
+  int64_t loops = 0, fusedOps = 0;
+};
+
+/// The includes and helpers every emitted file starts with.
+void emitCppPrologue(llvm::raw_ostream &os);
+
+/// Writes `func` (one block, no calls) as the extern "C" function
+/// `symbol`. Fails with a diagnostic on an op the CPU backend does not
+/// compile.
+LogicalResult emitCppProgram(func::FuncOp func, StringRef symbol,
+                             GroupTable &groups, llvm::raw_ostream &os,
+                             EmittedProgram &info);
+
+} // namespace mlir::dpc
+
+#endif // DPC_TARGET_CPU_CPPEMITTER_H

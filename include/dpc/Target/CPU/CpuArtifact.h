@@ -1,0 +1,45 @@
+//===- CpuArtifact.h - A step compiled for CPUs, as a directory -*- C++ -*-===//
+//
+// `dpc-opt ... --emit=cpu -o model.dpc` writes a directory that dpc-run
+// trains from:
+//   manifest.json  the mesh, the plan, the groups of every collective, and
+//                  for every program (one, or one per pipeline stage) the
+//                  ranks that run it and the block of every argument and
+//                  result each rank holds;
+//   model.cpp      the generated C++ (kept for reading and debugging);
+//   libmodel.so    it, compiled against the runtime's kernels;
+//   initial.npz    the initial parameters and state, when known (an ONNX
+//                  input's initializers).
+// The directory is built beside its destination and renamed into place,
+// so a failed compile leaves no half-written artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TARGET_CPU_CPUARTIFACT_H
+#define DPC_TARGET_CPU_CPUARTIFACT_H
+
+#include "dpc/Runtime/HostTensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::dpc {
+
+struct CpuArtifactOptions {
+  /// The step to compile (its pipeline stages when it has them).
+  std::string function = "train_step";
+  /// Initial values of parameters and state, by name (may be empty).
+  std::vector<::dpc::NamedTensor> initialValues;
+  /// The C++ compiler; empty: $CXX, else c++.
+  std::string compiler;
+};
+
+/// Compiles `module`'s step into the artifact directory `path`.
+LogicalResult writeCpuArtifact(ModuleOp module, StringRef path,
+                               const CpuArtifactOptions &options);
+
+} // namespace mlir::dpc
+
+#endif // DPC_TARGET_CPU_CPUARTIFACT_H

@@ -1,0 +1,394 @@
+//===- CpuArtifact.cpp - A step compiled for CPUs, as a directory ---------===//
+
+#include "dpc/Target/CPU/CpuArtifact.h"
+
+#include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
+#include "dpc/Runtime/Npy.h"
+#include "dpc/Target/CPU/CppEmitter.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+namespace json = llvm::json;
+
+namespace {
+
+/// The step's programs: its pipeline stages, or itself.
+SmallVector<func::FuncOp> getPrograms(ModuleOp module, StringRef name) {
+  SmallVector<func::FuncOp> stages;
+  for (int64_t s = 0;; ++s) {
+    auto stage = module.lookupSymbol<func::FuncOp>(
+        (name + ".stage" + Twine(s)).str());
+    if (!stage || !stage->hasAttr(DpcDialect::kPipelineStageAttrName))
+      break;
+    stages.push_back(stage);
+  }
+  if (stages.empty())
+    if (auto func = module.lookupSymbol<func::FuncOp>(name))
+      stages.push_back(func);
+  return stages;
+}
+
+/// Replaces every call in `func` by the callee's body, until none is left.
+LogicalResult inlineCalls(func::FuncOp func, ModuleOp module) {
+  for (unsigned round = 0;; ++round) {
+    SmallVector<func::CallOp> calls;
+    func.walk([&](func::CallOp call) { calls.push_back(call); });
+    if (calls.empty())
+      return success();
+    if (round > 64)
+      return func.emitError("calls nest deeper than 64 (recursion?)");
+    for (func::CallOp call : calls) {
+      auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+      if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
+        return call.emitError("calls a function the CPU backend cannot "
+                              "inline");
+      IRMapping map;
+      map.map(callee.getArguments(), call.getOperands());
+      OpBuilder builder(call);
+      for (Operation &op : callee.getBody().front().without_terminator())
+        builder.clone(op, map);
+      Operation *ret = callee.getBody().front().getTerminator();
+      for (auto [result, value] :
+           llvm::zip_equal(call.getResults(), ret->getOperands()))
+        result.replaceAllUsesWith(map.lookupOrDefault(value));
+      call.erase();
+    }
+  }
+}
+
+/// The role and name of a value from its argument or result attributes.
+std::pair<std::string, std::string> getRole(DictionaryAttr attrs) {
+  static const std::pair<StringLiteral, const char *> roles[] = {
+      {DpcDialect::kParamAttrName, "param"},
+      {DpcDialect::kStateAttrName, "state"},
+      {DpcDialect::kOptStateAttrName, "opt_state"},
+      {DpcDialect::kInputAttrName, "input"},
+      {DpcDialect::kHyperAttrName, "hyper"},
+      {DpcDialect::kOutputAttrName, "output"},
+      {DpcDialect::kGradAttrName, "grad"}};
+  if (attrs)
+    for (auto [attrName, role] : roles)
+      if (auto name = attrs.getAs<StringAttr>(attrName))
+        return {role, name.getValue().str()};
+  return {"", ""};
+}
+
+std::string getDTypeName(Type type) {
+  if (type.isF32())
+    return "float32";
+  if (type.isF64())
+    return "float64";
+  if (type.isF16())
+    return "float16";
+  if (type.isBF16())
+    return "bfloat16";
+  if (type.isInteger(1))
+    return "bool";
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return "int" + std::to_string(integer.getWidth());
+  return "unknown";
+}
+
+json::Array toJson(ArrayRef<int64_t> values) {
+  json::Array array;
+  for (int64_t value : values)
+    array.push_back(value);
+  return array;
+}
+
+/// A tensor's entry: role, name, types and the block each rank holds.
+json::Object describeValue(DictionaryAttr attrs, Type localType, MeshOp mesh,
+                           int64_t worldSize) {
+  auto local = cast<RankedTensorType>(localType);
+  auto sharding = attrs ? attrs.getAs<ShardingAttr>(DpcDialect::kShardingAttrName)
+                        : ShardingAttr();
+  RankedTensorType global =
+      sharding && mesh ? getGlobalType(sharding, local, mesh) : local;
+  auto [role, name] = getRole(attrs);
+  json::Object entry{{"role", role},
+                     {"name", name},
+                     {"dtype", getDTypeName(local.getElementType())},
+                     {"shape", toJson(global.getShape())},
+                     {"local_shape", toJson(local.getShape())}};
+  json::Array blocks, partial;
+  for (int64_t device = 0; device < worldSize; ++device)
+    blocks.push_back(toJson(
+        sharding && mesh
+            ? getBlockStart(sharding, mesh, device, global.getShape())
+            : SmallVector<int64_t>(local.getRank(), 0)));
+  entry["blocks"] = std::move(blocks);
+  if (sharding && mesh) {
+    for (auto [axisAttr, kind] : llvm::zip_equal(sharding.getPartialAxes(),
+                                                 sharding.getPartialKinds())) {
+      StringRef axis = cast<StringAttr>(axisAttr).getValue();
+      json::Array groups;
+      llvm::DenseSet<int64_t> seen;
+      for (int64_t device = 0; device < worldSize; ++device) {
+        if (seen.contains(device))
+          continue;
+        SmallVector<int64_t> members = mesh.getGroup(device, {axis});
+        seen.insert(members.begin(), members.end());
+        groups.push_back(toJson(members));
+      }
+      partial.push_back(json::Object{
+          {"axis", axis}, {"kind", stringifyReductionKind(kind)},
+          {"groups", std::move(groups)}});
+    }
+  }
+  entry["partial"] = std::move(partial);
+  return entry;
+}
+
+/// The mesh a partitioned program runs on, or null for one device.
+MeshOp getMesh(func::FuncOp func) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto sharding = func.getArgAttrOfType<ShardingAttr>(
+            i, DpcDialect::kShardingAttrName))
+      if (MeshOp mesh = lookupMesh(sharding, func))
+        return mesh;
+  return MeshOp();
+}
+
+json::Value attributeToJson(Attribute attr) {
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return integer.getType().isInteger(1) ? json::Value(integer.getValue().getBoolValue())
+                                          : json::Value(integer.getInt());
+  if (auto real = dyn_cast<FloatAttr>(attr))
+    return real.getValueAsDouble();
+  if (auto text = dyn_cast<StringAttr>(attr))
+    return text.getValue();
+  if (auto flag = dyn_cast<BoolAttr>(attr))
+    return flag.getValue();
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  attr.print(os);
+  return printed;
+}
+
+std::string getCompiler(const CpuArtifactOptions &options) {
+  if (!options.compiler.empty())
+    return options.compiler;
+  if (const char *cxx = std::getenv("CXX"); cxx && *cxx)
+    return cxx;
+  return "c++";
+}
+
+LogicalResult compileLibrary(Location loc, StringRef dir,
+                             const CpuArtifactOptions &options) {
+  std::string compiler = getCompiler(options);
+  llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(compiler);
+  if (!program)
+    return emitError(loc) << "cannot find the C++ compiler '" << compiler
+                          << "' to build the CPU library (set $CXX)";
+  SmallString<128> source(dir), library(dir), log(dir);
+  llvm::sys::path::append(source, "model.cpp");
+  llvm::sys::path::append(library, "libmodel.so");
+  llvm::sys::path::append(log, "compile.log");
+  SmallVector<StringRef> args = {*program,
+                                 "-std=c++17",
+                                 "-O2",
+                                 "-fPIC",
+                                 "-shared",
+                                 "-fno-math-errno",
+                                 "-I" DPC_RUNTIME_INCLUDE_DIR,
+                                 source,
+                                 "-o",
+                                 library,
+                                 DPC_CPU_KERNELS_LIBRARY,
+                                 DPC_RUNTIME_LIBRARY,
+                                 DPC_OPENBLAS_LIBRARY,
+                                 "-lz"};
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt,
+                                         redirects, 0, 0, &error);
+  if (status != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    return emitError(loc) << "compiling the CPU library failed"
+                          << (error.empty() ? "" : ": " + error) << "\n"
+                          << (text ? (*text)->getBuffer().take_back(4000)
+                                   : StringRef());
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
+                                          const CpuArtifactOptions &options) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  SmallVector<func::FuncOp> programs = getPrograms(*copy, options.function);
+  if (programs.empty())
+    return module.emitError("--emit=cpu: the module has no function '")
+           << options.function << "' to compile";
+  MeshOp mesh = getMesh(programs.front());
+  int64_t worldSize = mesh ? mesh.getNumDevices() : 1;
+  if (programs.size() > 1) {
+    std::optional<unsigned> axis = mesh ? mesh.getAxisIndex("pp") : std::nullopt;
+    if (!axis || mesh.getShape()[*axis] != int64_t(programs.size()))
+      return programs.front().emitError("is one of ")
+             << programs.size() << " pipeline stages, but its mesh's 'pp' "
+             << "axis does not have as many";
+  }
+
+  // The source, one function per program.
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  emitCppPrologue(os);
+  GroupTable groups;
+  json::Array programEntries;
+  for (auto [index, program] : llvm::enumerate(programs)) {
+    if (failed(inlineCalls(program, *copy)))
+      return failure();
+    EmittedProgram info;
+    std::string symbol = "dpc_program_" + std::to_string(index);
+    if (failed(emitCppProgram(program, symbol, groups, os, info)))
+      return failure();
+    json::Array ranks;
+    for (int64_t device = 0; device < worldSize; ++device) {
+      int64_t stage = 0;
+      if (programs.size() > 1)
+        stage = getDeviceCoordinates(mesh, device)[*mesh.getAxisIndex("pp")];
+      if (stage == int64_t(index))
+        ranks.push_back(device);
+    }
+    json::Array results;
+    for (unsigned i = 0; i < program.getNumResults(); ++i)
+      results.push_back(describeValue(program.getResultAttrDict(i),
+                                      program.getResultTypes()[i], mesh,
+                                      worldSize));
+    programEntries.push_back(json::Object{
+        {"symbol", symbol},
+        {"function", program.getSymName()},
+        {"ranks", std::move(ranks)},
+        {"arena_bytes", info.arenaBytes},
+        {"unshared_arena_bytes", info.unsharedBytes},
+        {"loops", info.loops},
+        {"fused_ops", info.fusedOps},
+        {"results", std::move(results)}});
+  }
+  // Every stage program takes the same arguments.
+  json::Array arguments;
+  func::FuncOp first = programs.front();
+  for (unsigned i = 0; i < first.getNumArguments(); ++i)
+    arguments.push_back(describeValue(first.getArgAttrDict(i),
+                                      first.getArgumentTypes()[i], mesh,
+                                      worldSize));
+  json::Array groupEntries;
+  for (GroupTable::Entry entry : groups.getEntries()) {
+    json::Array members;
+    llvm::DenseSet<int64_t> seen;
+    SmallVector<StringRef> axes(entry.axes.begin(), entry.axes.end());
+    for (int64_t device = 0; device < worldSize; ++device) {
+      if (seen.contains(device))
+        continue;
+      SmallVector<int64_t> group = entry.mesh.getGroup(device, axes);
+      seen.insert(group.begin(), group.end());
+      members.push_back(toJson(group));
+    }
+    json::Array axisNames;
+    for (const std::string &axis : entry.axes)
+      axisNames.push_back(axis);
+    groupEntries.push_back(json::Object{{"axes", std::move(axisNames)},
+                                        {"members", std::move(members)}});
+  }
+  json::Object manifest{{"format", "dpc-artifact"},
+                        {"version", 1},
+                        {"abi", 1},
+                        {"backend", "cpu"},
+                        {"library", "libmodel.so"},
+                        {"step", options.function},
+                        {"world_size", worldSize},
+                        {"groups", std::move(groupEntries)},
+                        {"arguments", std::move(arguments)},
+                        {"programs", std::move(programEntries)}};
+  if (mesh) {
+    json::Array axes;
+    for (Attribute axis : mesh.getAxisNames())
+      axes.push_back(cast<StringAttr>(axis).getValue());
+    manifest["mesh"] = json::Object{{"name", mesh.getSymName()},
+                                    {"axes", std::move(axes)},
+                                    {"shape", toJson(mesh.getShape())}};
+  }
+  if (auto plan = module->getAttrOfType<DictionaryAttr>("dpc.plan")) {
+    json::Object planJson;
+    for (NamedAttribute entry : plan)
+      planJson[entry.getName().getValue()] = attributeToJson(entry.getValue());
+    manifest["plan"] = std::move(planJson);
+  }
+  if (!options.initialValues.empty())
+    manifest["initial"] = "initial.npz";
+
+  // Everything is written beside `path` and renamed into place.
+  SmallString<128> temp;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
+          (path + ".tmp").str(), temp))
+    return module.emitError("cannot create a directory beside '")
+           << path << "': " << ec.message();
+  bool keepTemp = false;
+  llvm::scope_exit removeTemp([&] {
+    if (!keepTemp)
+      llvm::sys::fs::remove_directories(temp);
+  });
+  auto write = [&](StringRef name, StringRef contents) -> LogicalResult {
+    SmallString<128> file(temp);
+    llvm::sys::path::append(file, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream out(file, ec);
+    if (!ec) {
+      out << contents;
+      out.close();
+      ec = out.error();
+    }
+    if (ec)
+      return module.emitError("cannot write '") << file << "': " << ec.message();
+    return success();
+  };
+  std::string manifestText;
+  llvm::raw_string_ostream manifestStream(manifestText);
+  manifestStream << llvm::formatv("{0:2}", json::Value(std::move(manifest)))
+                 << "\n";
+  if (failed(write("manifest.json", manifestText)) ||
+      failed(write("model.cpp", source)))
+    return failure();
+  if (!options.initialValues.empty()) {
+    SmallString<128> file(temp);
+    llvm::sys::path::append(file, "initial.npz");
+    ::dpc::Status status =
+        ::dpc::writeNpzFile(file.str().str(), options.initialValues);
+    if (status.isError())
+      return module.emitError(status.getMessage());
+  }
+  if (failed(compileLibrary(module.getLoc(), temp, options)))
+    return failure();
+
+  // Replace an earlier artifact, never anything else.
+  if (llvm::sys::fs::exists(path)) {
+    SmallString<128> oldManifest(path);
+    llvm::sys::path::append(oldManifest, "manifest.json");
+    if (!llvm::sys::fs::exists(oldManifest))
+      return module.emitError("'")
+             << path << "' exists and is not a dpc artifact; not replacing it";
+    if (std::error_code ec = llvm::sys::fs::remove_directories(path))
+      return module.emitError("cannot replace '") << path << "': "
+                                                  << ec.message();
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(temp, path))
+    return module.emitError("cannot move the artifact to '")
+           << path << "': " << ec.message();
+  keepTemp = true;
+  return success();
+}

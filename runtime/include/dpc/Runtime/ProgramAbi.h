@@ -1,0 +1,64 @@
+//===- ProgramAbi.h - How dpc-run calls a compiled program ------*- C++ -*-===//
+//
+// The boundary between an artifact's library and the process that runs
+// it: plain C, so that the library and dpc-run may come from different
+// compilers. A program computes one training step of one rank; whatever
+// needs peers (collectives, send/recv) or reports errors goes through the
+// host's callbacks.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_RUNTIME_PROGRAMABI_H
+#define DPC_RUNTIME_PROGRAMABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// The version of this boundary; a library built against another is
+/// refused.
+#define DPC_PROGRAM_ABI_VERSION 1
+
+/// One collective, in the terms of dpc::CollectiveRequest
+/// (MeshCommunicator.h); the enums have its enumerators' values.
+typedef struct DpcCollectiveCall {
+  int32_t kind;
+  /// An index into the manifest's "groups".
+  int32_t group;
+  int32_t reduction;
+  int32_t element;
+  const void *input;
+  void *output;
+  /// The local shape of `input` (of `output` for a receive).
+  const int64_t *shape;
+  int32_t rank;
+  int64_t dim, concatDim, shift;
+  /// The op and its location, for errors.
+  const char *name;
+} DpcCollectiveCall;
+
+typedef struct DpcHost {
+  void *self;
+  /// Starts a collective; returns its ticket, or -1 after reporting.
+  int64_t (*start)(void *self, const DpcCollectiveCall *call);
+  /// Waits for a ticket; 0 on success, else the failure was reported.
+  int32_t (*wait)(void *self, int64_t ticket);
+  /// This rank's position in its group of kind `group`.
+  int32_t (*groupPosition)(void *self, int32_t group);
+  /// Reports an error of the program (a label out of range, ...).
+  void (*fail)(void *self, const char *message);
+} DpcHost;
+
+/// One step of a program: `args` and `results` point to the dense local
+/// tensors the manifest lists, `arena` to its "arena_bytes" bytes (64-byte
+/// aligned). Returns 0, or non-zero after host->fail.
+typedef int32_t (*DpcProgramFn)(DpcHost *host, void *const *args,
+                                void *const *results, char *arena);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // DPC_RUNTIME_PROGRAMABI_H
