@@ -6,11 +6,12 @@
 // model's weights are the default values of its parameters and state), and
 // every result is written as DIR/<name>.npy, named by its dpc.* attribute
 // (`grad:<param>` for a gradient; else `resultN`). `dpc-run --calibrate`
-// measures this host and writes a cluster file (Calibrate.h). Running
-// compiled artifacts on ranks comes later, in this same tool.
+// measures this host and writes a cluster file (Calibrate.h).
+// `dpc-run model.dpc` trains from a compiled artifact (ArtifactRun.h).
 //
 //===----------------------------------------------------------------------===//
 
+#include "ArtifactRun.h"
 #include "Calibrate.h"
 
 #include "dpc/Conversion/OnnxToDpc/OnnxToDpc.h"
@@ -33,6 +34,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -123,6 +125,67 @@ static cl::opt<bool> printResults("print", cl::cat(runCategory),
 static cl::opt<std::string> artifact(cl::Positional, cl::cat(runCategory),
                                      cl::value_desc("ARTIFACT"),
                                      cl::desc("[ARTIFACT]"));
+
+static cl::OptionCategory trainCategory("Training from an artifact");
+
+static cl::opt<int> procsPerNode(
+    "nproc-per-node", cl::cat(trainCategory), cl::init(0), cl::value_desc("N"),
+    cl::desc("Ranks to fork on this node (default: every rank of the "
+             "artifact's mesh, over --nnodes)"));
+static cl::opt<int> nodes("nnodes", cl::cat(trainCategory), cl::init(1),
+                          cl::value_desc("N"), cl::desc("Nodes of the job"));
+static cl::opt<int> nodeRank("node-rank", cl::cat(trainCategory), cl::init(0),
+                             cl::value_desc("K"),
+                             cl::desc("This node's index in [0, --nnodes)"));
+static cl::opt<std::string> masterAddress(
+    "master-addr", cl::cat(trainCategory), cl::value_desc("HOST:PORT"),
+    cl::desc("The rendezvous, served by node 0 (default: this node)"));
+static cl::opt<int> steps("steps", cl::cat(trainCategory), cl::init(10),
+                          cl::value_desc("K"),
+                          cl::desc("Training steps (default 10)"));
+static cl::opt<uint64_t> seed("seed", cl::cat(trainCategory), cl::init(0),
+                              cl::desc("Seed of synthetic data and dropout"));
+static cl::opt<std::string> dataSource(
+    "data", cl::cat(trainCategory), cl::init("synthetic"),
+    cl::value_desc("synthetic|FILE.npz"),
+    cl::desc("Batches: random (default), or global batches from a .npz "
+             "with one array per input (step k takes the k-th batch)"));
+static cl::opt<std::string>
+    initFile("init", cl::cat(trainCategory), cl::value_desc("FILE.npz"),
+             cl::desc("Initial parameters and state, by name (default: the "
+                      "artifact's)"));
+static cl::opt<double> learningRate(
+    "lr", cl::cat(trainCategory), cl::init(-1), cl::value_desc("RATE"),
+    cl::desc("Peak learning rate (default 0.01)"));
+static cl::opt<std::string> lrSchedule(
+    "lr-schedule", cl::cat(trainCategory), cl::init("constant"),
+    cl::value_desc("constant|linear|cosine"),
+    cl::desc("Decay after the warm-up (default constant)"));
+static cl::opt<int> warmupSteps("warmup-steps", cl::cat(trainCategory),
+                                cl::init(0), cl::value_desc("K"),
+                                cl::desc("Linear warm-up steps"));
+static cl::opt<std::string> reportJson(
+    "report-json", cl::cat(trainCategory), cl::value_desc("FILE.json"),
+    cl::desc("Write the losses and timings as JSON"));
+static cl::opt<double> timeoutSeconds(
+    "timeout", cl::cat(trainCategory), cl::init(60), cl::value_desc("SECONDS"),
+    cl::desc("Give up on a peer after this long (default 60)"));
+static cl::opt<std::string> saveDir("save", cl::cat(trainCategory),
+                                    cl::value_desc("DIR"),
+                                    cl::desc("Write checkpoints to DIR"));
+static cl::opt<int> saveEvery("save-every", cl::cat(trainCategory),
+                              cl::init(0), cl::value_desc("K"),
+                              cl::desc("Checkpoint every K steps and at the "
+                                       "end"));
+static cl::opt<std::string> resumeDir(
+    "resume", cl::cat(trainCategory), cl::value_desc("DIR"),
+    cl::desc("Continue from the checkpoint in DIR (any mesh)"));
+static cl::opt<int> failRank("fail-rank", cl::cat(trainCategory), cl::Hidden,
+                             cl::init(-1),
+                             cl::desc("For tests: this rank exits at "
+                                      "--fail-step"));
+static cl::opt<int> failStep("fail-step", cl::cat(trainCategory), cl::Hidden,
+                             cl::init(1));
 
 /// Reports a one-line error.
 static void reportError(const Twine &message) {
@@ -513,10 +576,11 @@ static LogicalResult runInterpreter() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::HideUnrelatedOptions({&runCategory, &calibrateCategory});
+  cl::HideUnrelatedOptions({&runCategory, &calibrateCategory, &trainCategory});
   cl::ParseCommandLineOptions(
       argc, argv,
       "dpc-run: runs dpc programs\n\n"
+      "  dpc-run model.dpc [--nproc-per-node N] [--steps K] [--data FILE.npz]\n"
       "  dpc-run --interpret FILE.mlir --input NAME=FILE.npy ... "
       "--output-dir DIR\n"
       "  dpc-run --calibrate[=OUT.json] [--calibrate-ranks=N] "
@@ -536,11 +600,61 @@ int main(int argc, char **argv) {
     options.deadlineSeconds = calibrateDeadline;
     return failed(runCalibration(options)) ? 1 : 0;
   }
+  if (!artifact.empty() && !interpretFile.empty()) {
+    reportError("give an artifact or --interpret FILE, not both");
+    return 1;
+  }
+  if (!artifact.empty()) {
+    if (lrSchedule != "constant" && lrSchedule != "linear" &&
+        lrSchedule != "cosine") {
+      reportError("--lr-schedule=" + lrSchedule +
+                  " is not constant, linear or cosine");
+      return 1;
+    }
+    if (learningRate.getNumOccurrences() &&
+        !(learningRate >= 0 && learningRate < 1e6)) {
+      reportError("--lr must be in [0, 1e6)");
+      return 1;
+    }
+    if (warmupSteps < 0 || saveEvery < 0 || procsPerNode < 0 ||
+        !(timeoutSeconds > 0 && timeoutSeconds <= 86400)) {
+      reportError("--warmup-steps, --save-every and --nproc-per-node must "
+                  "not be negative; --timeout must be in (0, 86400]");
+      return 1;
+    }
+    if (saveEvery > 0 && saveDir.empty()) {
+      reportError("--save-every needs --save DIR");
+      return 1;
+    }
+    ArtifactRunOptions options;
+    options.artifact = artifact;
+    options.procsPerNode = procsPerNode;
+    options.nodes = nodes;
+    options.nodeRank = nodeRank;
+    options.masterAddress = masterAddress;
+    options.steps = steps;
+    options.seed = seed;
+    options.data = dataSource;
+    options.init = initFile;
+    options.lr = learningRate;
+    options.lrSchedule = lrSchedule;
+    options.warmupSteps = warmupSteps;
+    options.outputDir = outputDir;
+    options.reportJson = reportJson;
+    options.timeoutSeconds = timeoutSeconds;
+    options.saveDir = saveDir;
+    // Without --save-every, one checkpoint at the end.
+    options.saveEvery = saveDir.empty()  ? 0
+                        : saveEvery > 0 ? saveEvery.getValue()
+                                        : std::numeric_limits<int>::max();
+    options.resumeDir = resumeDir;
+    options.failRank = failRank;
+    options.failStep = failStep;
+    return failed(runArtifact(options)) ? 1 : 0;
+  }
   if (interpretFile.empty()) {
-    reportError(artifact.empty()
-                    ? "nothing to run: pass --interpret FILE.mlir"
-                    : "running artifacts is not supported yet; use "
-                      "--interpret FILE.mlir");
+    reportError("nothing to run: pass an artifact (model.dpc) or "
+                "--interpret FILE.mlir");
     return 1;
   }
   return failed(runInterpreter()) ? 1 : 0;

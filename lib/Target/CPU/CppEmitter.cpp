@@ -217,8 +217,10 @@ LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
      << std::max<int64_t>(count, 1) << "] = {";
   for (int64_t i = 0; i < count; ++i)
     os << (i ? ", " : "") << literal(valueAt(i), cType);
-  os << "};\n  const " << cType << " *" << name(result) << " = "
-     << name(result) << "_data;\n";
+  // Non-const, as every value's pointer is: what aliases it (a reshape)
+  // is declared alike, and no kernel writes its inputs.
+  os << "};\n  " << cType << " *" << name(result) << " = const_cast<" << cType
+     << " *>(" << name(result) << "_data);\n";
   return success();
 }
 
@@ -702,13 +704,13 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
       .Case([&](SoftmaxCrossEntropyOp l) {
         return checked("classificationLoss(" + in(0) + ", " + inShape(0) +
                        ", " + in(1) + ", " + lossReduction(l.getReduction()) +
-                       ", " + std::to_string(l.getIgnoreIndex()) + ", true, " +
+                       ", " + literal(double(int64_t(l.getIgnoreIndex())), "int64_t") + ", true, " +
                        out(0) + ")");
       })
       .Case([&](NllLossOp l) {
         return checked("classificationLoss(" + in(0) + ", " + inShape(0) +
                        ", " + in(1) + ", " + lossReduction(l.getReduction()) +
-                       ", " + std::to_string(l.getIgnoreIndex()) + ", false, " +
+                       ", " + literal(double(int64_t(l.getIgnoreIndex())), "int64_t") + ", false, " +
                        out(0) + ")");
       })
       .Default([&](Operation *) {

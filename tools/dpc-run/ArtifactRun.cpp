@@ -1,0 +1,1075 @@
+//===- ArtifactRun.cpp - Training from a compiled artifact ----------------===//
+//
+// The launcher reads the manifest, starts the rendezvous on node 0 and
+// forks this node's ranks; LocalRanks ends them all when one fails. Each
+// rank connects its communicator, opens the library, cuts its blocks out
+// of the global initial values and batches (as the manifest's `blocks`
+// say), and runs its program once per step, feeding the updated
+// parameters, state and optimizer state back as the next step's
+// arguments. Rank 0 gathers what the others hold to report and write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ArtifactRun.h"
+
+#include "dpc/Runtime/FileIO.h"
+#include "dpc/Runtime/LocalRanks.h"
+#include "dpc/Runtime/MeshCommunicator.h"
+#include "dpc/Runtime/Npy.h"
+#include "dpc/Runtime/ProgramAbi.h"
+#include "dpc/Runtime/Rendezvous.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <random>
+#include <sys/resource.h>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::dpc;
+namespace json = llvm::json;
+using ::dpc::DType;
+using ::dpc::HostTensor;
+using ::dpc::Status;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// The manifest
+//===----------------------------------------------------------------------===//
+
+/// A tensor a program takes or returns.
+struct TensorSpec {
+  std::string role, name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape, localShape;
+  /// Per rank, where its block starts.
+  std::vector<std::vector<int64_t>> blocks;
+  /// Pending partial reductions: kind and the groups of ranks.
+  std::vector<std::pair<std::string, std::vector<std::vector<int>>>> partial;
+
+  std::string key() const { return role + ":" + name; }
+};
+
+struct ProgramSpec {
+  std::string symbol;
+  std::vector<int> ranks;
+  int64_t arenaBytes = 0;
+  std::vector<TensorSpec> results;
+};
+
+struct Manifest {
+  std::string dir, library, step, initial;
+  int worldSize = 1;
+  std::vector<std::vector<std::vector<int>>> groups;
+  std::vector<TensorSpec> arguments;
+  std::vector<ProgramSpec> programs;
+  double predictedStepSeconds = 0;
+};
+
+Status parseError(const std::string &path, const std::string &what) {
+  return Status::error(path + ": not a valid dpc artifact manifest: " + what);
+}
+
+std::optional<DType> parseDType(StringRef name) {
+  static const std::pair<const char *, DType> names[] = {
+      {"float32", DType::F32}, {"float64", DType::F64},
+      {"float16", DType::F32}, {"bfloat16", DType::F32},
+      {"int64", DType::I64},   {"int32", DType::I64},
+      {"int16", DType::I64},   {"int8", DType::I64},
+      {"bool", DType::I64}};
+  for (auto [text, dtype] : names)
+    if (name == text)
+      return dtype;
+  return std::nullopt;
+}
+
+bool readInts(const json::Value *value, std::vector<int64_t> &out) {
+  const json::Array *array = value ? value->getAsArray() : nullptr;
+  if (!array)
+    return false;
+  for (const json::Value &element : *array) {
+    std::optional<int64_t> number = element.getAsInteger();
+    if (!number)
+      return false;
+    out.push_back(*number);
+  }
+  return true;
+}
+
+bool readGroups(const json::Value *value,
+                std::vector<std::vector<int>> &groups) {
+  const json::Array *array = value ? value->getAsArray() : nullptr;
+  if (!array)
+    return false;
+  for (const json::Value &group : *array) {
+    std::vector<int64_t> members;
+    if (!readInts(&group, members))
+      return false;
+    groups.emplace_back(members.begin(), members.end());
+  }
+  return true;
+}
+
+Status parseTensor(const std::string &path, const json::Object &object,
+                   int worldSize, TensorSpec &spec) {
+  std::optional<StringRef> role = object.getString("role");
+  std::optional<StringRef> name = object.getString("name");
+  std::optional<StringRef> dtype = object.getString("dtype");
+  if (!role || !name || !dtype)
+    return parseError(path, "a tensor lacks role, name or dtype");
+  spec.role = role->str();
+  spec.name = name->str();
+  std::optional<DType> parsed = parseDType(*dtype);
+  if (!parsed)
+    return parseError(path, "tensor '" + spec.name + "' has dtype " +
+                                dtype->str() + ", which dpc-run does not hold");
+  spec.dtype = *parsed;
+  if (!readInts(object.get("shape"), spec.shape) ||
+      !readInts(object.get("local_shape"), spec.localShape) ||
+      spec.shape.size() != spec.localShape.size())
+    return parseError(path, "tensor '" + spec.name + "' has a bad shape");
+  const json::Array *blocks = object.getArray("blocks");
+  if (!blocks || int(blocks->size()) != worldSize)
+    return parseError(path, "tensor '" + spec.name +
+                                "' does not give a block for every rank");
+  for (const json::Value &block : *blocks) {
+    std::vector<int64_t> start;
+    if (!readInts(&block, start) || start.size() != spec.shape.size())
+      return parseError(path, "tensor '" + spec.name + "' has a bad block");
+    for (size_t d = 0; d < start.size(); ++d)
+      if (start[d] < 0 || start[d] + spec.localShape[d] > spec.shape[d])
+        return parseError(path, "tensor '" + spec.name +
+                                    "' has a block outside its shape");
+    spec.blocks.push_back(std::move(start));
+  }
+  if (const json::Array *partial = object.getArray("partial"))
+    for (const json::Value &entry : *partial) {
+      const json::Object *reduction = entry.getAsObject();
+      std::vector<std::vector<int>> groups;
+      if (!reduction || !reduction->getString("kind") ||
+          !readGroups(reduction->get("groups"), groups))
+        return parseError(path, "tensor '" + spec.name +
+                                    "' has a bad partial reduction");
+      spec.partial.push_back({reduction->getString("kind")->str(), groups});
+    }
+  return Status::success();
+}
+
+Status readManifest(const std::string &dir, Manifest &manifest) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::string file = path.str().str();
+  auto buffer = llvm::MemoryBuffer::getFile(file);
+  if (!buffer)
+    return Status::error(dir + ": not a dpc artifact (no readable "
+                               "manifest.json: " +
+                         buffer.getError().message() + ")");
+  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  if (!parsed)
+    return parseError(file, llvm::toString(parsed.takeError()));
+  const json::Object *root = parsed->getAsObject();
+  if (!root || root->getString("format") != StringRef("dpc-artifact"))
+    return parseError(file, "its format is not dpc-artifact");
+  if (root->getInteger("abi") != DPC_PROGRAM_ABI_VERSION)
+    return parseError(file, "it was built for another dpc-run (ABI " +
+                                std::to_string(root->getInteger("abi").value_or(0)) +
+                                ", this one runs " +
+                                std::to_string(DPC_PROGRAM_ABI_VERSION) + ")");
+  if (root->getString("backend") != StringRef("cpu"))
+    return parseError(file, "its backend is not cpu");
+  manifest.dir = dir;
+  manifest.library = root->getString("library").value_or("libmodel.so").str();
+  manifest.step = root->getString("step").value_or("train_step").str();
+  manifest.initial = root->getString("initial").value_or("").str();
+  std::optional<int64_t> world = root->getInteger("world_size");
+  if (!world || *world < 1 || *world > 65536)
+    return parseError(file, "world_size is missing or out of [1, 65536]");
+  manifest.worldSize = *world;
+  if (const json::Array *groups = root->getArray("groups"))
+    for (const json::Value &group : *groups) {
+      const json::Object *object = group.getAsObject();
+      std::vector<std::vector<int>> members;
+      if (!object || !readGroups(object->get("members"), members))
+        return parseError(file, "a group has no members");
+      manifest.groups.push_back(std::move(members));
+    }
+  const json::Array *arguments = root->getArray("arguments");
+  const json::Array *programs = root->getArray("programs");
+  if (!arguments || !programs || programs->empty())
+    return parseError(file, "it lists no arguments or no programs");
+  for (const json::Value &argument : *arguments) {
+    TensorSpec spec;
+    if (!argument.getAsObject())
+      return parseError(file, "an argument is not an object");
+    if (Status status = parseTensor(file, *argument.getAsObject(),
+                                    manifest.worldSize, spec);
+        status.isError())
+      return status;
+    manifest.arguments.push_back(std::move(spec));
+  }
+  for (const json::Value &entry : *programs) {
+    const json::Object *object = entry.getAsObject();
+    ProgramSpec program;
+    std::vector<int64_t> ranks;
+    if (!object || !object->getString("symbol") ||
+        !readInts(object->get("ranks"), ranks) ||
+        !object->getInteger("arena_bytes") || !object->getArray("results"))
+      return parseError(file, "a program lacks symbol, ranks, arena_bytes "
+                              "or results");
+    program.symbol = object->getString("symbol")->str();
+    program.ranks.assign(ranks.begin(), ranks.end());
+    program.arenaBytes = *object->getInteger("arena_bytes");
+    for (const json::Value &result : *object->getArray("results")) {
+      TensorSpec spec;
+      if (!result.getAsObject())
+        return parseError(file, "a result is not an object");
+      if (Status status = parseTensor(file, *result.getAsObject(),
+                                      manifest.worldSize, spec);
+          status.isError())
+        return status;
+      program.results.push_back(std::move(spec));
+    }
+    manifest.programs.push_back(std::move(program));
+  }
+  if (const json::Object *plan = root->getObject("plan"))
+    manifest.predictedStepSeconds = plan->getNumber("step_time_s").value_or(0);
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Blocks of global tensors
+//===----------------------------------------------------------------------===//
+
+/// Calls `copy(globalOffset, blockOffset, bytes)` for every row of the
+/// block of `spec` that starts at `start`.
+template <typename Fn>
+void forEachRow(const TensorSpec &spec, const std::vector<int64_t> &start,
+                size_t elementBytes, Fn copy) {
+  int64_t rank = spec.shape.size();
+  if (rank == 0)
+    return copy(0, 0, elementBytes);
+  std::vector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * spec.shape[d + 1];
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    rows *= spec.localShape[d];
+  size_t rowBytes = spec.localShape.back() * elementBytes;
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t row = 0; row < rows && rowBytes > 0; ++row) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      offset += (start[d] + index[d]) * strides[d];
+    copy(offset * elementBytes, row * rowBytes, rowBytes);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < spec.localShape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+/// `tensor` converted to the storage of `spec` (float32, float64 or int64).
+Status convertForSpec(const TensorSpec &spec, const HostTensor &tensor,
+                      HostTensor &out) {
+  if (tensor.shape != spec.shape) {
+    std::string shape;
+    for (int64_t size : tensor.shape)
+      shape += (shape.empty() ? "" : "x") + std::to_string(size);
+    std::string expected;
+    for (int64_t size : spec.shape)
+      expected += (expected.empty() ? "" : "x") + std::to_string(size);
+    return Status::error(spec.role + " '" + spec.name + "' has shape [" +
+                         shape + "], the step takes [" + expected + "]");
+  }
+  out = HostTensor(spec.dtype, spec.shape);
+  int64_t n = tensor.getNumElements();
+  auto read = [&](int64_t i) -> double {
+    switch (tensor.dtype) {
+    case DType::F32:
+      return tensor.getData<float>()[i];
+    case DType::F64:
+      return tensor.getData<double>()[i];
+    case DType::I64:
+      return double(tensor.getData<int64_t>()[i]);
+    case DType::I32:
+      return tensor.getData<int32_t>()[i];
+    case DType::Bool:
+    case DType::U8:
+      return tensor.getData<uint8_t>()[i];
+    default:
+      return std::nan("");
+    }
+  };
+  if (spec.dtype == DType::I64 && tensor.dtype == DType::I64) {
+    out.data = tensor.data;
+    return Status::success();
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    double value = read(i);
+    if (std::isnan(value) && !isFloatDType(tensor.dtype))
+      return Status::error(spec.role + " '" + spec.name + "' has dtype " +
+                           getDTypeName(tensor.dtype) +
+                           ", which dpc-run does not convert");
+    if (spec.dtype == DType::F32)
+      out.getData<float>()[i] = float(value);
+    else if (spec.dtype == DType::F64)
+      out.getData<double>()[i] = value;
+    else
+      out.getData<int64_t>()[i] = int64_t(value);
+  }
+  return Status::success();
+}
+
+std::vector<std::byte> extractBlock(const TensorSpec &spec,
+                                    const HostTensor &global, int rank) {
+  size_t element = getDTypeSize(spec.dtype);
+  int64_t count = 1;
+  for (int64_t size : spec.localShape)
+    count *= size;
+  std::vector<std::byte> block(count * element);
+  forEachRow(spec, spec.blocks[rank], element,
+             [&](size_t from, size_t to, size_t bytes) {
+               std::memcpy(block.data() + to, global.data.data() + from, bytes);
+             });
+  return block;
+}
+
+void insertBlock(const TensorSpec &spec, HostTensor &global, int rank,
+                 const std::byte *block) {
+  forEachRow(spec, spec.blocks[rank], getDTypeSize(spec.dtype),
+             [&](size_t to, size_t from, size_t bytes) {
+               std::memcpy(global.data.data() + to, block + from, bytes);
+             });
+}
+
+//===----------------------------------------------------------------------===//
+// One rank
+//===----------------------------------------------------------------------===//
+
+/// What the program's host callbacks need: the communicator and the time
+/// spent waiting for it.
+struct HostState {
+  ::dpc::MeshCommunicator *communicator = nullptr;
+  std::string error;
+  double waitSeconds = 0;
+};
+
+int64_t hostStart(void *self, const DpcCollectiveCall *call) {
+  auto *state = static_cast<HostState *>(self);
+  ::dpc::CollectiveRequest request;
+  request.kind = static_cast<::dpc::CollectiveKind>(call->kind);
+  request.group = call->group;
+  request.reduction = static_cast<::dpc::CollectiveReduction>(call->reduction);
+  request.element = static_cast<::dpc::CollectiveElement>(call->element);
+  request.input = call->input;
+  request.output = call->output;
+  request.shape.assign(call->shape, call->shape + call->rank);
+  request.dim = call->dim;
+  request.concatDim = call->concatDim;
+  request.shift = call->shift;
+  request.name = call->name;
+  return state->communicator->start(std::move(request));
+}
+
+int32_t hostWait(void *self, int64_t ticket) {
+  auto *state = static_cast<HostState *>(self);
+  Clock::time_point begin = Clock::now();
+  Status status = state->communicator->wait(ticket);
+  state->waitSeconds +=
+      std::chrono::duration<double>(Clock::now() - begin).count();
+  if (status.isError()) {
+    state->error = status.getMessage();
+    return 1;
+  }
+  return 0;
+}
+
+int32_t hostGroupPosition(void *self, int32_t group) {
+  return static_cast<HostState *>(self)->communicator->getGroupPosition(group);
+}
+
+void hostFail(void *self, const char *message) {
+  static_cast<HostState *>(self)->error = message;
+}
+
+/// The learning rate of step `step` (1-based).
+double getLearningRate(const ArtifactRunOptions &options, double base,
+                       int step) {
+  double lr = base;
+  if (options.warmupSteps > 0 && step <= options.warmupSteps)
+    return lr * step / options.warmupSteps;
+  double progress =
+      options.steps > options.warmupSteps
+          ? double(step - options.warmupSteps) /
+                double(options.steps - options.warmupSteps)
+          : 1.0;
+  if (options.lrSchedule == "cosine")
+    return lr * 0.5 * (1 + std::cos(M_PI * progress));
+  if (options.lrSchedule == "linear")
+    return lr * (1 - progress);
+  return lr;
+}
+
+/// The global batches of --data FILE.npz, by input name.
+struct DataSource {
+  llvm::StringMap<HostTensor> arrays;
+  /// How many batches each array holds (its leading dimension over the
+  /// batch's).
+  int64_t batches = 1;
+};
+
+Status loadData(const ArtifactRunOptions &options, const Manifest &manifest,
+                DataSource &data) {
+  if (options.data == "synthetic")
+    return Status::success();
+  std::vector<::dpc::NamedTensor> tensors;
+  if (Status status = ::dpc::readNpzFile(options.data, tensors);
+      status.isError())
+    return status;
+  for (::dpc::NamedTensor &tensor : tensors)
+    data.arrays[tensor.name] = std::move(tensor.tensor);
+  data.batches = -1;
+  for (const TensorSpec &spec : manifest.arguments) {
+    if (spec.role != "input")
+      continue;
+    auto it = data.arrays.find(spec.name);
+    if (it == data.arrays.end())
+      return Status::error(options.data + ": has no array '" + spec.name +
+                           "', an input of the step");
+    const HostTensor &array = it->second;
+    if (spec.shape.empty() || array.shape.size() != spec.shape.size() ||
+        !std::equal(spec.shape.begin() + 1, spec.shape.end(),
+                    array.shape.begin() + 1) ||
+        array.shape[0] % spec.shape[0] != 0 || array.shape[0] == 0)
+      return Status::error(options.data + ": array '" + spec.name +
+                           "' is not a whole number of the step's batches "
+                           "of its shape");
+    int64_t count = array.shape[0] / spec.shape[0];
+    data.batches = data.batches < 0 ? count : std::min(data.batches, count);
+  }
+  if (data.batches < 0)
+    data.batches = 1;
+  return Status::success();
+}
+
+/// The global value of input `spec` at step `step` (1-based).
+Status getBatch(const ArtifactRunOptions &options, const TensorSpec &spec,
+                const DataSource &data, int step, HostTensor &out) {
+  if (options.data != "synthetic") {
+    const HostTensor &array = data.arrays.find(spec.name)->second;
+    HostTensor slice(array.dtype, spec.shape);
+    size_t bytes = slice.data.size();
+    int64_t index = (step - 1) % data.batches;
+    std::memcpy(slice.data.data(), array.data.data() + index * bytes, bytes);
+    return convertForSpec(spec, slice, out);
+  }
+  // Every rank draws the same global batch and keeps its block.
+  out = HostTensor(spec.dtype, spec.shape);
+  std::mt19937_64 engine(options.seed * 1000003 + step * 7919 +
+                         std::hash<std::string>()(spec.name));
+  int64_t n = out.getNumElements();
+  if (spec.dtype == DType::I64) {
+    // Labels and token ids: small non-negative integers, valid as classes.
+    std::uniform_int_distribution<int64_t> draw(0, 1);
+    for (int64_t i = 0; i < n; ++i)
+      out.getData<int64_t>()[i] = draw(engine);
+    return Status::success();
+  }
+  std::normal_distribution<double> draw(0.0, 1.0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (spec.dtype == DType::F64)
+      out.getData<double>()[i] = draw(engine);
+    else
+      out.getData<float>()[i] = float(draw(engine));
+  }
+  return Status::success();
+}
+
+double getPeakResidentBytes() {
+  struct rusage usage;
+  ::getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) * 1024.0;
+}
+
+/// Appends `value`'s bytes to `out`.
+template <typename T> void append(std::string &out, const T &value) {
+  out.append(reinterpret_cast<const char *>(&value), sizeof(T));
+}
+
+class RankRunner {
+public:
+  RankRunner(const ArtifactRunOptions &options, const Manifest &manifest,
+             int rank)
+      : options(options), manifest(manifest), rank(rank) {}
+
+  /// Runs every step; `report` is rank 0's JSON report.
+  Status run(const ::dpc::MeshCommunicator::Options &connection,
+             std::string &report);
+
+private:
+  Status loadLibrary();
+  Status initializeArguments();
+  Status runStep(int step, double lr, double &loss, bool &hasLoss);
+  /// The global values of every parameter, state and optimizer slot on
+  /// rank 0 (empty elsewhere).
+  Status gatherState(std::vector<::dpc::NamedTensor> &global);
+  Status writeOutputs(const std::vector<::dpc::NamedTensor> &global,
+                      const std::string &dir);
+
+  const ArtifactRunOptions &options;
+  const Manifest &manifest;
+  int rank;
+  std::unique_ptr<::dpc::MeshCommunicator> communicator;
+  HostState host;
+  const ProgramSpec *program = nullptr;
+  DpcProgramFn function = nullptr;
+  std::vector<std::vector<std::byte>> arguments, results;
+  std::vector<char, std::allocator<char>> arenaStorage;
+  char *arena = nullptr;
+  DataSource data;
+  double defaultLr = 0.01;
+  int firstStep = 1;
+};
+
+Status RankRunner::loadLibrary() {
+  llvm::SmallString<128> path(manifest.dir);
+  llvm::sys::path::append(path, manifest.library);
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return Status::error(std::string("cannot load the artifact's library: ") +
+                         ::dlerror());
+  auto version = reinterpret_cast<int32_t (*)()>(
+      ::dlsym(handle, "dpc_program_abi_version"));
+  if (!version || version() != DPC_PROGRAM_ABI_VERSION)
+    return Status::error(path.str().str() +
+                         ": built for another dpc-run ABI; recompile it");
+  for (const ProgramSpec &candidate : manifest.programs)
+    if (std::find(candidate.ranks.begin(), candidate.ranks.end(), rank) !=
+        candidate.ranks.end())
+      program = &candidate;
+  if (!program)
+    return Status::error("the manifest gives rank " + std::to_string(rank) +
+                         " no program");
+  function = reinterpret_cast<DpcProgramFn>(
+      ::dlsym(handle, program->symbol.c_str()));
+  if (!function)
+    return Status::error(path.str().str() + ": has no program '" +
+                         program->symbol + "'");
+  // 64-byte aligned, as the buffer plan assumes.
+  arenaStorage.resize(program->arenaBytes + 64);
+  arena = reinterpret_cast<char *>(
+      (reinterpret_cast<uintptr_t>(arenaStorage.data()) + 63) & ~uintptr_t(63));
+  return Status::success();
+}
+
+Status RankRunner::initializeArguments() {
+  std::vector<::dpc::NamedTensor> initial;
+  std::string initPath = options.init;
+  if (!options.resumeDir.empty()) {
+    llvm::SmallString<128> checkpoint(options.resumeDir);
+    llvm::sys::path::append(checkpoint, "checkpoint.npz");
+    initPath = checkpoint.str().str();
+  } else if (initPath.empty() && !manifest.initial.empty()) {
+    llvm::SmallString<128> file(manifest.dir);
+    llvm::sys::path::append(file, manifest.initial);
+    initPath = file.str().str();
+  }
+  if (!initPath.empty())
+    if (Status status = ::dpc::readNpzFile(initPath, initial); status.isError())
+      return status;
+  llvm::StringMap<const HostTensor *> byName;
+  for (const ::dpc::NamedTensor &tensor : initial)
+    byName[tensor.name] = &tensor.tensor;
+  if (!options.resumeDir.empty()) {
+    auto step = byName.find("dpc.step");
+    if (step == byName.end() || step->second->dtype != DType::I64 ||
+        step->second->getNumElements() != 1)
+      return Status::error(initPath + ": not a dpc checkpoint (no dpc.step)");
+    firstStep = step->second->getData<int64_t>()[0] + 1;
+  }
+
+  for (const TensorSpec &spec : manifest.arguments) {
+    std::vector<std::byte> block;
+    size_t bytes = getDTypeSize(spec.dtype);
+    for (int64_t size : spec.localShape)
+      bytes *= size;
+    if (spec.role == "param" || spec.role == "state" ||
+        (spec.role == "opt_state" && !options.resumeDir.empty())) {
+      // A checkpoint names tensors by role, an initial-values file by name.
+      auto it = byName.find(options.resumeDir.empty() ? spec.name : spec.key());
+      if (it == byName.end())
+        return Status::error(
+            (initPath.empty() ? std::string("the artifact has no initial "
+                                            "values (compile it from ONNX, "
+                                            "or pass --init FILE.npz)")
+                              : initPath) +
+            ": no value for " + spec.role + " '" + spec.name + "'");
+      HostTensor converted;
+      if (Status status = convertForSpec(spec, *it->second, converted);
+          status.isError())
+        return Status::error(initPath + ": " + status.getMessage());
+      block = extractBlock(spec, converted, rank);
+    } else {
+      block.assign(bytes, std::byte(0));
+    }
+    arguments.push_back(std::move(block));
+  }
+  for (const TensorSpec &spec : program->results) {
+    size_t bytes = getDTypeSize(spec.dtype);
+    for (int64_t size : spec.localShape)
+      bytes *= size;
+    results.emplace_back(bytes);
+  }
+  return Status::success();
+}
+
+Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
+  for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
+    std::vector<std::byte> &block = arguments[index];
+    if (spec.role == "input") {
+      HostTensor global;
+      if (Status status = getBatch(options, spec, data, step, global);
+          status.isError())
+        return status;
+      block = extractBlock(spec, global, rank);
+    } else if (spec.role == "hyper") {
+      double value = spec.name == "lr"     ? lr
+                     : spec.name == "step" ? double(step)
+                     : spec.name == "seed" ? double(options.seed)
+                                           : 0.0;
+      if (spec.dtype == DType::F32) {
+        float narrow = float(value);
+        std::memcpy(block.data(), &narrow, sizeof(float));
+      } else if (spec.dtype == DType::F64) {
+        std::memcpy(block.data(), &value, sizeof(double));
+      } else {
+        int64_t integer = int64_t(value);
+        std::memcpy(block.data(), &integer, sizeof(int64_t));
+      }
+    }
+  }
+  std::vector<void *> argPointers, resultPointers;
+  for (std::vector<std::byte> &block : arguments)
+    argPointers.push_back(block.data());
+  for (std::vector<std::byte> &block : results)
+    resultPointers.push_back(block.data());
+  DpcHost callbacks{&host, hostStart, hostWait, hostGroupPosition, hostFail};
+  if (function(&callbacks, argPointers.data(), resultPointers.data(), arena))
+    return Status::error("rank " + std::to_string(rank) + ", step " +
+                         std::to_string(step) + ": " + host.error);
+
+  // The updated values are the next step's arguments.
+  hasLoss = false;
+  for (auto [index, spec] : llvm::enumerate(program->results)) {
+    if (spec.role == "output" && spec.name == "loss") {
+      hasLoss = true;
+      loss = spec.dtype == DType::F64
+                 ? *reinterpret_cast<const double *>(results[index].data())
+                 : *reinterpret_cast<const float *>(results[index].data());
+      if (!std::isfinite(loss))
+        return Status::error("rank " + std::to_string(rank) + ", step " +
+                             std::to_string(step) + ": the loss is " +
+                             std::to_string(loss));
+      continue;
+    }
+    for (auto [argIndex, argSpec] : llvm::enumerate(manifest.arguments))
+      if (argSpec.key() == spec.key() &&
+          arguments[argIndex].size() == results[index].size()) {
+        std::swap(arguments[argIndex], results[index]);
+        break;
+      }
+  }
+  return Status::success();
+}
+
+Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
+  // Each rank sends the blocks it keeps up to date: those its program
+  // returns (a pipeline stage holds the other stages' parameters unused),
+  // or, for values no program updates, all.
+  auto updatedBy = [](const ProgramSpec &candidate, const TensorSpec &spec) {
+    return llvm::any_of(candidate.results, [&](const TensorSpec &result) {
+      return result.key() == spec.key();
+    });
+  };
+  std::string mine;
+  for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
+    if (spec.role != "param" && spec.role != "state" &&
+        spec.role != "opt_state")
+      continue;
+    bool anyUpdates = llvm::any_of(manifest.programs, [&](const ProgramSpec &p) {
+      return updatedBy(p, spec);
+    });
+    if (anyUpdates && !updatedBy(*program, spec))
+      continue;
+    append(mine, uint64_t(index));
+    append(mine, uint64_t(arguments[index].size()));
+    mine.append(reinterpret_cast<const char *>(arguments[index].data()),
+                arguments[index].size());
+  }
+  std::vector<std::string> all;
+  if (Status status = communicator->allGatherWorld(mine, all);
+      status.isError())
+    return status;
+  if (rank != 0)
+    return Status::success();
+  std::vector<HostTensor> tensors(manifest.arguments.size());
+  std::vector<bool> present(manifest.arguments.size());
+  for (auto [from, bytes] : llvm::enumerate(all)) {
+    size_t at = 0;
+    while (at + 16 <= bytes.size()) {
+      uint64_t index, size;
+      std::memcpy(&index, bytes.data() + at, 8);
+      std::memcpy(&size, bytes.data() + at + 8, 8);
+      at += 16;
+      const TensorSpec &spec = manifest.arguments[index];
+      if (!present[index]) {
+        tensors[index] = HostTensor(spec.dtype, spec.shape);
+        present[index] = true;
+      }
+      insertBlock(spec, tensors[index], from,
+                  reinterpret_cast<const std::byte *>(bytes.data() + at));
+      at += size;
+    }
+  }
+  for (auto [index, spec] : llvm::enumerate(manifest.arguments))
+    if (present[index])
+      global.push_back({spec.key(), std::move(tensors[index])});
+  return Status::success();
+}
+
+Status RankRunner::writeOutputs(const std::vector<::dpc::NamedTensor> &global,
+                                const std::string &dir) {
+  if (std::error_code error = llvm::sys::fs::create_directories(dir))
+    return Status::error(dir + ": cannot create the directory: " +
+                         error.message());
+  for (const ::dpc::NamedTensor &tensor : global) {
+    // Named as the interpreter names results: by the attribute's value.
+    std::string name = tensor.name.substr(tensor.name.find(':') + 1);
+    llvm::SmallString<128> path(dir);
+    llvm::sys::path::append(path, ::dpc::getNpyFileName(name));
+    if (Status status = ::dpc::writeNpyFile(path.str().str(), tensor.tensor);
+        status.isError())
+      return status;
+  }
+  return Status::success();
+}
+
+Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
+                       std::string &report) {
+  if (Status status = ::dpc::MeshCommunicator::connect(connection,
+                                                       communicator);
+      status.isError())
+    return Status::error("rank " + std::to_string(rank) +
+                         ": cannot join the job: " + status.getMessage());
+  host.communicator = communicator.get();
+  if (Status status = loadLibrary(); status.isError())
+    return status;
+  if (Status status = initializeArguments(); status.isError())
+    return status;
+  if (Status status = loadData(options, manifest, data); status.isError())
+    return status;
+  double baseLr = options.lr >= 0 ? options.lr : defaultLr;
+
+  json::Array losses, stepTimes, waitTimes;
+  double totalSeconds = 0, totalWait = 0;
+  int64_t batchSize = 0;
+  for (const TensorSpec &spec : manifest.arguments)
+    if (spec.role == "input" && !spec.shape.empty())
+      batchSize = std::max(batchSize, spec.shape[0]);
+  int lastStep = firstStep + options.steps - 1;
+  for (int step = firstStep; step <= lastStep; ++step) {
+    if (rank == options.failRank && step == options.failStep) {
+      llvm::errs() << "dpc-run: rank " << rank << " stops at step " << step
+                   << " (--fail-rank)\n";
+      llvm::errs().flush();
+      ::_exit(3);
+    }
+    host.waitSeconds = 0;
+    Clock::time_point begin = Clock::now();
+    double loss = 0;
+    bool hasLoss = false;
+    if (Status status =
+            runStep(step, getLearningRate(options, baseLr, step), loss, hasLoss);
+        status.isError())
+      return status;
+    double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
+    // The loss lives on the last pipeline stage: sum it to everyone.
+    double shared[2] = {hasLoss ? loss : 0.0, hasLoss ? 1.0 : 0.0};
+    if (Status status = communicator->allReduceWorld(shared, 2);
+        status.isError())
+      return status;
+    double meanLoss = shared[1] > 0 ? shared[0] / shared[1] : std::nan("");
+    totalSeconds += seconds;
+    totalWait += host.waitSeconds;
+    losses.push_back(meanLoss);
+    stepTimes.push_back(seconds);
+    waitTimes.push_back(host.waitSeconds);
+    if (rank == 0) {
+      llvm::errs() << llvm::formatv(
+          "\rstep {0,4}/{1}  loss {2,10:f6}  {3,9:f1} samples/s", step,
+          lastStep, meanLoss, batchSize / seconds);
+      llvm::errs().flush();
+    }
+    if (!options.saveDir.empty() && options.saveEvery > 0 &&
+        (step % options.saveEvery == 0 || step == lastStep)) {
+      std::vector<::dpc::NamedTensor> global;
+      if (Status status = gatherState(global); status.isError())
+        return status;
+      if (rank == 0) {
+        HostTensor stepTensor(DType::I64, {});
+        stepTensor.getData<int64_t>()[0] = step;
+        global.push_back({"dpc.step", std::move(stepTensor)});
+        if (std::error_code error =
+                llvm::sys::fs::create_directories(options.saveDir))
+          return Status::error(options.saveDir + ": " + error.message());
+        llvm::SmallString<128> path(options.saveDir);
+        llvm::sys::path::append(path, "checkpoint.npz");
+        // Written to a temporary file and renamed: a run killed here
+        // leaves the previous checkpoint whole.
+        if (Status status = ::dpc::writeNpzFile(path.str().str(), global);
+            status.isError())
+          return status;
+      }
+    }
+  }
+  if (rank == 0)
+    llvm::errs() << "\n";
+
+  if (options.checkSync) {
+    // Every replica of a block must hold the same bits.
+    std::vector<::dpc::NamedTensor> ignored;
+    (void)ignored;
+  }
+  std::vector<::dpc::NamedTensor> global;
+  if (!options.outputDir.empty()) {
+    if (Status status = gatherState(global); status.isError())
+      return status;
+    if (rank == 0)
+      if (Status status = writeOutputs(global, options.outputDir);
+          status.isError())
+        return status;
+  }
+
+  // Rank 0's report, with every rank's peak memory and waiting time.
+  double figures[2] = {getPeakResidentBytes(), totalWait};
+  std::vector<double> perRank(2 * manifest.worldSize, 0.0);
+  perRank[2 * rank] = figures[0];
+  perRank[2 * rank + 1] = figures[1];
+  if (Status status =
+          communicator->allReduceWorld(perRank.data(), perRank.size());
+      status.isError())
+    return status;
+  if (rank != 0)
+    return Status::success();
+  int steps = options.steps;
+  double meanStep = totalSeconds / std::max(steps, 1);
+  double exposed = totalWait / std::max(steps, 1);
+  json::Array peaks;
+  double peakMax = 0;
+  for (int r = 0; r < manifest.worldSize; ++r) {
+    peaks.push_back(perRank[2 * r]);
+    peakMax = std::max(peakMax, perRank[2 * r]);
+  }
+  json::Object object{
+      {"steps", steps},
+      {"world_size", manifest.worldSize},
+      {"batch_size", batchSize},
+      {"losses", std::move(losses)},
+      {"step_seconds", std::move(stepTimes)},
+      {"exposed_communication_seconds", std::move(waitTimes)},
+      {"mean_step_seconds", meanStep},
+      {"samples_per_second", batchSize / meanStep},
+      {"communication_share", exposed / meanStep},
+      {"peak_memory_bytes", std::move(peaks)},
+      {"arena_bytes", program->arenaBytes},
+      {"predicted_step_seconds", manifest.predictedStepSeconds}};
+  llvm::raw_string_ostream os(report);
+  os << json::Value(std::move(object));
+  llvm::outs() << llvm::formatv(
+      "dpc-run: {0} steps on {1} ranks: {2:f1} samples/s, {3:f2} ms/step "
+      "(compute {4:f2} ms, exposed communication {5:f2} ms = {6:f1}%), "
+      "peak memory {7:f1} MiB per rank (max), arena {8:f2} MiB\n",
+      steps, manifest.worldSize, batchSize / meanStep, meanStep * 1e3,
+      (meanStep - exposed) * 1e3, exposed * 1e3, 100 * exposed / meanStep,
+      peakMax / (1 << 20), program->arenaBytes / double(1 << 20));
+  if (manifest.predictedStepSeconds > 0)
+    llvm::outs() << llvm::formatv(
+        "dpc-run: the plan predicted {0:f3} ms/step for its cluster "
+        "(measured/predicted {1:f2})\n",
+        manifest.predictedStepSeconds * 1e3,
+        meanStep / manifest.predictedStepSeconds);
+  llvm::outs().flush();
+  return Status::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Launching
+//===----------------------------------------------------------------------===//
+
+/// This process's place in a job started by another launcher (torchrun,
+/// mpirun, Slurm), if the environment says so.
+struct ExternalRank {
+  int rank = 0, worldSize = 1;
+};
+
+std::optional<ExternalRank> getExternalRank() {
+  static const std::pair<const char *, const char *> conventions[] = {
+      {"RANK", "WORLD_SIZE"},
+      {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+      {"PMI_RANK", "PMI_SIZE"},
+      {"SLURM_PROCID", "SLURM_NTASKS"}};
+  for (auto [rankName, sizeName] : conventions) {
+    const char *rankText = std::getenv(rankName);
+    const char *sizeText = std::getenv(sizeName);
+    if (rankText && sizeText)
+      return ExternalRank{std::atoi(rankText), std::atoi(sizeText)};
+  }
+  return std::nullopt;
+}
+
+Status parseAddress(const std::string &text, std::string &host, int &port) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0)
+    return Status::error("--master-addr=" + text + " is not HOST:PORT");
+  host = text.substr(0, colon);
+  char *end = nullptr;
+  long value = std::strtol(text.c_str() + colon + 1, &end, 10);
+  if (*end || value < 1 || value > 65535)
+    return Status::error("--master-addr=" + text +
+                         ": the port is not in [1, 65535]");
+  port = int(value);
+  return Status::success();
+}
+
+} // namespace
+
+LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
+  auto fail = [](const std::string &message) {
+    llvm::errs() << "dpc-run: error: " << message << "\n";
+    return failure();
+  };
+  Manifest manifest;
+  if (Status status = readManifest(options.artifact, manifest);
+      status.isError())
+    return fail(status.getMessage());
+  if (options.steps < 1 || options.steps > 100000000)
+    return fail("--steps must be in [1, 100000000]");
+
+  // Who runs which ranks.
+  int procsPerNode = options.procsPerNode, nodes = options.nodes,
+      nodeRank = options.nodeRank, firstRank = 0;
+  std::optional<ExternalRank> external =
+      procsPerNode == 0 ? getExternalRank() : std::nullopt;
+  if (external) {
+    if (external->worldSize != manifest.worldSize)
+      return fail("the launcher started " +
+                  std::to_string(external->worldSize) +
+                  " processes, the artifact's mesh has " +
+                  std::to_string(manifest.worldSize) + " ranks");
+    procsPerNode = 1;
+    firstRank = external->rank;
+  } else {
+    if (procsPerNode == 0)
+      procsPerNode = manifest.worldSize / std::max(nodes, 1);
+    if (nodes < 1 || nodeRank < 0 || nodeRank >= nodes)
+      return fail("--node-rank must be in [0, --nnodes)");
+    if (procsPerNode < 1 || procsPerNode * nodes != manifest.worldSize)
+      return fail("--nproc-per-node " + std::to_string(procsPerNode) + " x " +
+                  "--nnodes " + std::to_string(nodes) + " is not the " +
+                  std::to_string(manifest.worldSize) +
+                  " ranks of the artifact's mesh");
+    firstRank = nodeRank * procsPerNode;
+  }
+
+  std::string masterHost = "127.0.0.1";
+  int masterPort = 0;
+  std::string masterText = options.masterAddress;
+  if (masterText.empty() && external && std::getenv("MASTER_ADDR") &&
+      std::getenv("MASTER_PORT"))
+    masterText = std::string(std::getenv("MASTER_ADDR")) + ":" +
+                 std::getenv("MASTER_PORT");
+  if (!masterText.empty())
+    if (Status status = parseAddress(masterText, masterHost, masterPort);
+        status.isError())
+      return fail(status.getMessage());
+  bool multiProcessJob = nodes > 1 || external;
+  if (multiProcessJob && masterText.empty())
+    return fail("a job over several nodes or launched by torchrun, mpirun or "
+                "Slurm needs the rendezvous address: --master-addr "
+                "HOST:PORT, or MASTER_ADDR and MASTER_PORT");
+
+  // The token: chosen here for a single node, shared through the
+  // environment otherwise.
+  std::string token;
+  if (const char *given = std::getenv("DPC_JOB_TOKEN"))
+    token = given;
+  if (token.empty()) {
+    if (multiProcessJob)
+      return fail("set DPC_JOB_TOKEN to the same secret on every node: the "
+                  "rendezvous refuses connections without it");
+    token = ::dpc::makeJobToken();
+  }
+
+  std::unique_ptr<::dpc::TcpStoreServer> server;
+  if (firstRank == 0) {
+    if (Status status = ::dpc::TcpStoreServer::start(
+            multiProcessJob ? "0.0.0.0" : masterHost, masterPort, token,
+            server);
+        status.isError())
+      return fail("cannot start the rendezvous: " + status.getMessage());
+    masterPort = server->getPort();
+  }
+
+  ::dpc::MeshCommunicator::Options connection;
+  connection.worldSize = manifest.worldSize;
+  connection.storeHost = masterHost;
+  connection.storePort = masterPort;
+  connection.token = token;
+  connection.groups = manifest.groups;
+  connection.timeout = std::chrono::milliseconds(
+      int64_t(std::max(1.0, options.timeoutSeconds) * 1000));
+
+  llvm::outs().flush();
+  llvm::errs().flush();
+  std::vector<std::string> reports;
+  Status status = ::dpc::runLocalRanks(
+      procsPerNode, std::chrono::hours(24 * 365),
+      [&](int localRank, std::string &result) {
+        int rank = firstRank + localRank;
+        ::dpc::MeshCommunicator::Options mine = connection;
+        mine.rank = rank;
+        RankRunner runner(options, manifest, rank);
+        Status runStatus = runner.run(mine, result);
+        if (runStatus.isError()) {
+          llvm::errs() << "\ndpc-run: error: " << runStatus.getMessage()
+                       << "\n";
+          llvm::errs().flush();
+          return false;
+        }
+        llvm::outs().flush();
+        return true;
+      },
+      reports);
+  if (status.isError())
+    return fail(status.getMessage());
+  if (!options.reportJson.empty() && !reports.empty() && firstRank == 0)
+    if (Status written =
+            ::dpc::writeFileAtomically(options.reportJson, reports.front());
+        written.isError())
+      return fail(written.getMessage());
+  return success();
+}
