@@ -4,10 +4,11 @@
 # 2x8 H100 mesh with the cost model, plan it as typed IR (outlined stages,
 # checked by -dpc-verify-shardings), partition it for 2x2 (the program each
 # rank runs, with bucketed, overlapped collectives) and train 3 steps on 4
-# simulated ranks beside one device, then as two pipeline stages, and run
-# the forward under the
-# reference interpreter against PyTorch's loss. It grows into
-# import -> train step -> plan -> compile -> train.
+# simulated ranks beside one device, then as two pipeline stages; then
+# compile it for 2x2 (dpc-opt --emit=cpu: generated C++, OpenBLAS) and
+# train it with dpc-run on 4 local ranks over Gloo, printing the report;
+# and run the forward under the reference interpreter against PyTorch's
+# loss: import -> train step -> plan -> compile -> train.
 set -euo pipefail
 build_dir=$(cd "${1:-build}" && pwd)
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -51,6 +52,14 @@ echo "== pipelined for 2x2 (tp2 pp2, 1F1B): a program per stage, 3 steps on 4 ra
 echo "stage programs: $(grep -o 'func.func @train_step\.stage[0-9]*' "$work/pipelined.mlir" |
   sed 's/.*@//' | paste -sd ' '), $(grep -c 'dpc\.send ' "$work/pipelined.mlir") sends"
 PYTHONPATH="$root/python" /usr/bin/python3 -m dpc.train "$work/pipelined.mlir" "$work" mlp 3
+echo "== compiled for 2x2 (dp2 tp2, ZeRO-1) and trained 20 steps on 4 local ranks"
+"$build_dir/bin/dpc-opt" "$work/mlp.onnx" --train --optimizer=adamw --lr=0.01 \
+  --mesh=2x2 --dp=2 --tp=2 --pp=1 --zero=1 --partition --emit=cpu -o "$work/mlp.dpc"
+echo "artifact: $(ls "$work/mlp.dpc" | paste -sd ' ')"
+/usr/bin/python3 -c "import numpy as n; d='$work/mlp.inputs/'; \
+n.savez('$work/batch.npz', x=n.load(d+'x.npy'), target=n.load(d+'target.npy'))"
+"$build_dir/bin/dpc-run" "$work/mlp.dpc" --nproc-per-node 4 --steps 20 \
+  --data "$work/batch.npz"
 echo "== forward under the interpreter (PyTorch's loss: $(
   /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
 "$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \

@@ -221,7 +221,8 @@ static llvm::cl::opt<std::string> emitKind(
     "emit", llvm::cl::cat(planCategory), llvm::cl::init("mlir"),
     llvm::cl::desc("What to write: mlir (dpc IR), shard-mlir (the plan "
                    "in upstream MLIR's shard dialect, -dpc-export-shard), "
-                   "or cpu (an artifact directory dpc-run trains from)"),
+                   "cpu (an artifact directory dpc-run trains from), or "
+                   "cpu-source (its generated C++ alone)"),
     llvm::cl::value_desc("KIND"));
 
 static llvm::cl::list<std::string> dimSizes(
@@ -346,6 +347,19 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
   // The table went to stdout; there is no IR to print.
   if (planOnly)
     return success();
+  if (emitKind == "cpu-source") {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output =
+        openOutputFile(outputPath, &error);
+    if (!output) {
+      llvm::errs() << "dpc-opt: " << error << "\n";
+      return failure();
+    }
+    if (failed(mlir::dpc::writeCpuSource(*module, output->os(), "train_step")))
+      return failure();
+    output->keep();
+    return success();
+  }
   if (emitKind == "cpu") {
     mlir::dpc::CpuArtifactOptions artifactOptions;
     artifactOptions.initialValues = std::move(initialValues);
@@ -407,7 +421,8 @@ int main(int argc, char **argv) {
     }
     memoryLimitGiB = *gib;
   }
-  if (emitKind != "mlir" && emitKind != "shard-mlir" && emitKind != "cpu") {
+  if (emitKind != "mlir" && emitKind != "shard-mlir" && emitKind != "cpu" &&
+      emitKind != "cpu-source") {
     llvm::errs() << "dpc-opt: --emit=" << emitKind
                  << " is not a kind dpc-opt writes (mlir, shard-mlir or cpu; "
                     "the CUDA backend is not built yet)\n";

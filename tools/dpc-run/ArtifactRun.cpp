@@ -819,9 +819,13 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
     stepTimes.push_back(seconds);
     waitTimes.push_back(host.waitSeconds);
     if (rank == 0) {
+      // A progress line rewritten in place on a terminal; one per step in
+      // a log.
+      bool terminal = ::isatty(STDERR_FILENO);
       llvm::errs() << llvm::formatv(
-          "\rstep {0,4}/{1}  loss {2,10:f6}  {3,9:f1} samples/s", step,
-          lastStep, meanLoss, batchSize / seconds);
+          "{0}step {1,4}/{2}  loss {3,10:f6}  {4,9:f1} samples/s{5}",
+          terminal ? "\r" : "", step, lastStep, meanLoss, batchSize / seconds,
+          terminal ? "" : "\n");
       llvm::errs().flush();
     }
     if (!options.saveDir.empty() && options.saveEvery > 0 &&
@@ -846,7 +850,7 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       }
     }
   }
-  if (rank == 0)
+  if (rank == 0 && ::isatty(STDERR_FILENO))
     llvm::errs() << "\n";
 
   if (options.checkSync) {

@@ -255,7 +255,7 @@ LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
     ArrayRef<int64_t> leafShape = getShape(leaf);
     if (getNumElements(leaf) == 1)
       return "0";
-    if (!nested)
+    if (!nested || leafShape == shape)
       return "i";
     std::string text;
     int64_t stride = 1;

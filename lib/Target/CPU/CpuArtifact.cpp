@@ -227,6 +227,27 @@ LogicalResult compileLibrary(Location loc, StringRef dir,
 
 } // namespace
 
+LogicalResult mlir::dpc::writeCpuSource(ModuleOp module, raw_ostream &os,
+                                        StringRef function) {
+  OwningOpRef<ModuleOp> copy = module.clone();
+  SmallVector<func::FuncOp> programs = getPrograms(*copy, function);
+  if (programs.empty())
+    return module.emitError("no function '") << function << "' to compile";
+  emitCppPrologue(os);
+  GroupTable groups;
+  for (auto [index, program] : llvm::enumerate(programs)) {
+    EmittedProgram info;
+    if (failed(inlineCalls(program, *copy)) ||
+        failed(emitCppProgram(program, "dpc_program_" + std::to_string(index),
+                              groups, os, info)))
+      return failure();
+    os << "// " << info.symbol << ": arena " << info.arenaBytes
+       << " bytes (" << info.unsharedBytes << " without reuse), "
+       << info.loops << " loops, " << info.fusedOps << " ops fused\n";
+  }
+  return success();
+}
+
 LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
                                           const CpuArtifactOptions &options) {
   OwningOpRef<ModuleOp> copy = module.clone();

@@ -36,6 +36,11 @@ struct CpuArtifactOptions {
   std::string compiler;
 };
 
+/// Writes the generated C++ of `module`'s step `function` (what
+/// model.cpp holds) to `os`.
+LogicalResult writeCpuSource(ModuleOp module, raw_ostream &os,
+                             StringRef function);
+
 /// Compiles `module`'s step into the artifact directory `path`.
 LogicalResult writeCpuArtifact(ModuleOp module, StringRef path,
                                const CpuArtifactOptions &options);
