@@ -26,8 +26,9 @@
 // RUN: not dpc-run --interpret %t/model.onnx --print 2>&1 | FileCheck %s --check-prefix=ONNX
 // ONNX: {{.*}}model.onnx: error: cannot open '{{.*}}model.onnx'
 
+// A directory that is not an artifact is named as such.
 // RUN: not dpc-run %t/model.dpc 2>&1 | FileCheck %s --check-prefix=ARTIFACT
-// ARTIFACT: dpc-run: error: running artifacts is not supported yet; use --interpret FILE.mlir
+// ARTIFACT: dpc-run: error: {{.*}}model.dpc: not a dpc artifact (no readable manifest.json
 
 func.func @main() -> (tensor<2xf32> {dpc.output = "logits"},
                       tensor<1xf32> {dpc.output = "layer/0%scale"},

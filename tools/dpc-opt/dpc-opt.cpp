@@ -424,8 +424,8 @@ int main(int argc, char **argv) {
   if (emitKind != "mlir" && emitKind != "shard-mlir" && emitKind != "cpu" &&
       emitKind != "cpu-source") {
     llvm::errs() << "dpc-opt: --emit=" << emitKind
-                 << " is not a kind dpc-opt writes (mlir, shard-mlir or cpu; "
-                    "the CUDA backend is not built yet)\n";
+                 << " is not a kind dpc-opt writes (mlir, shard-mlir, cpu or "
+                    "cpu-source; the CUDA backend is not built yet)\n";
     return EXIT_FAILURE;
   }
   if (emitKind == "cpu" && (outputFilename == "-" || planOnly)) {
