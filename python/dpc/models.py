@@ -235,7 +235,11 @@ def _describe(name: str, array: np.ndarray) -> dict:
 
 def export(name: str, outdir: str, seed: int = 0) -> dict:
     """Writes NAME.onnx, its inputs, PyTorch's outputs and NAME.json to outdir."""
-    spec = build(name, seed)
+    return export_spec(name, build(name, seed), outdir, seed)
+
+
+def export_spec(name: str, spec: Spec, outdir: str, seed: int = 0) -> dict:
+    """Like export, for a model built elsewhere (benchmarks' larger ones)."""
     os.makedirs(outdir, exist_ok=True)
     onnx_path = os.path.join(outdir, name + ".onnx")
     ref = reference(spec)

@@ -199,3 +199,166 @@ def test_not_an_artifact(tmp_path):
     r = subprocess.run([DPC_RUN, str(tmp_path)], capture_output=True, text=True)
     assert r.returncode != 0
     assert "not a dpc artifact" in r.stderr
+
+
+def read_tensorboard(path):
+    """The scalars of a TensorBoard event file, {tag: [(step, value)]},
+    read against the format: TFRecord framing with masked CRC-32C, and the
+    protobuf fields of Event and Summary."""
+    def crc32c(data):
+        crc = 0xFFFFFFFF
+        for byte in data:
+            crc ^= byte
+            for _ in range(8):
+                crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        return crc ^ 0xFFFFFFFF
+
+    def masked(data):
+        crc = crc32c(data)
+        return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+    def fields(buf):
+        i = 0
+        while i < len(buf):
+            key, i = varint(buf, i)
+            field, wire = key >> 3, key & 7
+            if wire == 0:
+                value, i = varint(buf, i)
+            elif wire == 1:
+                value, i = buf[i:i + 8], i + 8
+            elif wire == 5:
+                value, i = buf[i:i + 4], i + 4
+            else:
+                size, i = varint(buf, i)
+                value, i = buf[i:i + size], i + size
+            yield field, value
+
+    def varint(buf, i):
+        value = shift = 0
+        while True:
+            byte = buf[i]
+            i += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value, i
+
+    blob = open(path, "rb").read()
+    scalars, versions, i = {}, [], 0
+    while i < len(blob):
+        header = blob[i:i + 8]
+        (length,) = np.frombuffer(header, "<u8")
+        assert int(np.frombuffer(blob[i + 8:i + 12], "<u4")[0]) == masked(header)
+        data = blob[i + 12:i + 12 + int(length)]
+        assert int(np.frombuffer(blob[i + 12 + int(length):i + 16 + int(length)],
+                                 "<u4")[0]) == masked(data)
+        i += 16 + int(length)
+        event = dict(fields(data))
+        if 3 in event:
+            versions.append(event[3].decode())
+        if 5 in event:
+            for field, value in fields(event[5]):
+                entry = dict(fields(value))
+                tag = entry[1].decode()
+                scalars.setdefault(tag, []).append(
+                    (event[2], float(np.frombuffer(entry[2], "<f4")[0])))
+    assert versions == ["brain.Event:2"]
+    return scalars
+
+
+def test_tensorboard_trace_and_sync(steps, exported, tmp_path):
+    """--tensorboard writes the loss, throughput and communication share of
+    every step, read back here against the format; --trace has every rank's
+    steps and communication waits; --check-sync finds the replicas equal."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp-tp-zero1"], artifact)
+    board = tmp_path / "board"
+    trace = str(tmp_path / "trace.json")
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), "--tensorboard",
+                               str(board), "--trace", trace, "--check-sync")
+    assert r.returncode == 0, r.stderr
+    (events,) = os.listdir(board)
+    scalars = read_tensorboard(str(board / events))
+    assert [s for s, _ in scalars["loss"]] == [1, 2, 3]
+    np.testing.assert_allclose([v for _, v in scalars["loss"]], report["losses"], rtol=1e-6)
+    assert all(v > 0 for _, v in scalars["samples_per_second"])
+    assert all(0 <= v <= 1 for _, v in scalars["communication_share"])
+    events = json.load(open(trace))["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    assert {e["pid"] for e in spans} == {0, 1, 2, 3}
+    assert {e["name"] for e in spans if e["cat"] == "compute"} == {"step 1", "step 2", "step 3"}
+    assert {e["name"] for e in spans if e["cat"] == "communication"} >= {"dpc.all_reduce"}
+
+
+def test_nan_is_found_where_it_starts(steps, exported, tmp_path):
+    """A NaN weight makes the loss NaN: the run stops at step 1 and says so;
+    with --check-finite it names the first op whose result holds the NaN."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    inputs = dict(inputs)
+    inputs["net.2.weight"] = inputs["net.2.weight"].copy()
+    inputs["net.2.weight"][0, 0] = np.nan
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"))
+    assert r.returncode != 0
+    assert "step 1: the loss is nan; rerun with --check-finite" in r.stderr, r.stderr
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "b"), "--check-finite")
+    assert r.returncode != 0
+    assert "step 1: dpc.transpose at" in r.stderr and "holds NaN or Inf" in r.stderr, r.stderr
+
+
+def test_two_nodes_and_their_token(steps, exported, tmp_path):
+    """Two launchers on this host as two nodes of 2 ranks each meet at node
+    0's rendezvous and train as one 4-rank job; a node with another token is
+    refused, and node 0 gives up on it within the timeout."""
+    import socket
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp-tp-zero1"], artifact)
+    single, single_report = train_artifact(artifact, init, data, str(tmp_path / "one"))
+    assert single.returncode == 0, single.stderr
+
+    def launch(node, token, port, out):
+        env = dict(os.environ, DPC_JOB_TOKEN=token)
+        return subprocess.Popen(
+            [DPC_RUN, artifact, "--steps=%d" % STEPS, "--init", init, "--data", data,
+             "--nnodes=2", "--node-rank=%d" % node, "--nproc-per-node=2",
+             "--master-addr=127.0.0.1:%d" % port, "--timeout=5", "--output-dir", out,
+             "--report-json", out + ".json"],
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def free_port():
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            return s.getsockname()[1]
+
+    port = free_port()
+    out = str(tmp_path / "two")
+    nodes = [launch(0, "secret", port, out), launch(1, "secret", port, str(tmp_path / "n1"))]
+    results = [n.communicate(timeout=120) for n in nodes]
+    assert [n.returncode for n in nodes] == [0, 0], results
+    np.testing.assert_allclose(json.load(open(out + ".json"))["losses"],
+                               single_report["losses"], rtol=1e-6)
+
+    port = free_port()
+    nodes = [launch(0, "secret", port, str(tmp_path / "c")),
+             launch(1, "wrong", port, str(tmp_path / "d"))]
+    results = [n.communicate(timeout=120) for n in nodes]
+    assert nodes[0].returncode != 0 and nodes[1].returncode != 0
+    assert "refused a rendezvous connection" in results[0][1], results[0][1]
+    assert "token" in results[1][1], results[1][1]
+
+
+def test_a_plan_that_does_not_fit_is_refused(steps, exported, tmp_path):
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--memory-limit=4KiB")
+    assert r.returncode != 0
+    assert "the 2 ranks of this node need" in r.stderr and "but only 0.004 MiB" in r.stderr, \
+        r.stderr

@@ -14,6 +14,7 @@
 
 #include "TestPasses.h"
 #include "dpc/Pipelines/Pipelines.h"
+#include "dpc/Runtime/MemorySize.h"
 #include "dpc/Target/CPU/CpuArtifact.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -137,38 +138,6 @@ static llvm::cl::opt<std::string> memoryLimit(
     llvm::cl::value_desc("SIZE"),
     llvm::cl::desc("Memory per device: 80GB, 75GiB, 512MiB, or a number of "
                    "GiB (default: the device's)"));
-
-/// `text` (a number with an optional unit: B, KB/MB/GB/TB in powers of
-/// 1000, KiB/MiB/GiB/TiB in powers of 1024; none means GiB) in GiB.
-static FailureOr<double> parseMemorySize(StringRef text, std::string &error) {
-  StringRef number = text.trim();
-  StringRef unit = number.drop_while(
-      [](char c) { return llvm::isDigit(c) || c == '.' || c == 'e'; });
-  number = number.drop_back(unit.size());
-  double value;
-  if (number.empty() || number.getAsDouble(value) || !(value > 0) ||
-      std::isinf(value)) {
-    error = "'" + text.str() + "' is not a positive size";
-    return failure();
-  }
-  static const std::pair<StringRef, double> units[] = {
-      {"", 1024.0 * 1024 * 1024},
-      {"B", 1.0},
-      {"KB", 1e3},
-      {"MB", 1e6},
-      {"GB", 1e9},
-      {"TB", 1e12},
-      {"KiB", 1024.0},
-      {"MiB", 1024.0 * 1024},
-      {"GiB", 1024.0 * 1024 * 1024},
-      {"TiB", 1024.0 * 1024 * 1024 * 1024}};
-  for (auto [name, bytes] : units)
-    if (unit.trim() == name)
-      return value * bytes / (1024.0 * 1024 * 1024);
-  error = "'" + text.str() + "' has an unknown unit '" + unit.str() +
-          "' (expected B, KB, MB, GB, TB, KiB, MiB, GiB or TiB)";
-  return failure();
-}
 
 static llvm::cl::opt<int64_t>
     fixedDataParallel("dp", llvm::cl::cat(planCategory), llvm::cl::init(0),
@@ -413,13 +382,16 @@ int main(int argc, char **argv) {
     return EXIT_FAILURE;
   }
   if (!memoryLimit.empty()) {
-    std::string error;
-    FailureOr<double> gib = parseMemorySize(memoryLimit, error);
-    if (failed(gib)) {
-      llvm::errs() << "dpc-opt: --memory-limit: " << error << "\n";
+    // A bare number is in GiB.
+    double bytes = 0;
+    ::dpc::Status status =
+        ::dpc::parseMemorySize(memoryLimit, 1024.0 * 1024 * 1024, bytes);
+    if (status.isError()) {
+      llvm::errs() << "dpc-opt: --memory-limit: " << status.getMessage()
+                   << "\n";
       return EXIT_FAILURE;
     }
-    memoryLimitGiB = *gib;
+    memoryLimitGiB = bytes / (1024.0 * 1024 * 1024);
   }
   if (emitKind != "mlir" && emitKind != "shard-mlir" && emitKind != "cpu" &&
       emitKind != "cpu-source") {

@@ -18,6 +18,7 @@
 #include "dpc/Runtime/Npy.h"
 #include "dpc/Runtime/ProgramAbi.h"
 #include "dpc/Runtime/Rendezvous.h"
+#include "dpc/Runtime/TensorBoard.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -28,6 +29,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <map>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +62,9 @@ struct TensorSpec {
   /// Pending partial reductions: kind and the groups of ranks.
   std::vector<std::pair<std::string, std::vector<std::vector<int>>>> partial;
 
+  /// For integer inputs: synthetic values are drawn from [0, bound).
+  int64_t bound = 2;
+
   std::string key() const { return role + ":" + name; }
 };
 
@@ -76,7 +81,7 @@ struct Manifest {
   std::vector<std::vector<std::vector<int>>> groups;
   std::vector<TensorSpec> arguments;
   std::vector<ProgramSpec> programs;
-  double predictedStepSeconds = 0;
+  double predictedStepSeconds = 0, predictedPeakBytes = 0;
 };
 
 Status parseError(const std::string &path, const std::string &what) {
@@ -155,6 +160,9 @@ Status parseTensor(const std::string &path, const json::Object &object,
                                     "' has a block outside its shape");
     spec.blocks.push_back(std::move(start));
   }
+  if (std::optional<int64_t> bound = object.getInteger("bound");
+      bound && *bound > 0)
+    spec.bound = *bound;
   if (const json::Array *partial = object.getArray("partial"))
     for (const json::Value &entry : *partial) {
       const json::Object *reduction = entry.getAsObject();
@@ -245,7 +253,11 @@ Status readManifest(const std::string &dir, Manifest &manifest) {
     manifest.programs.push_back(std::move(program));
   }
   if (const json::Object *plan = root->getObject("plan"))
+  {
     manifest.predictedStepSeconds = plan->getNumber("step_time_s").value_or(0);
+    manifest.predictedPeakBytes =
+        plan->getNumber("peak_memory_bytes").value_or(0);
+  }
   return Status::success();
 }
 
@@ -261,14 +273,14 @@ void forEachRow(const TensorSpec &spec, const std::vector<int64_t> &start,
   int64_t rank = spec.shape.size();
   if (rank == 0)
     return copy(0, 0, elementBytes);
-  std::vector<int64_t> strides(rank, 1);
+  llvm::SmallVector<int64_t, 8> strides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
     strides[d] = strides[d + 1] * spec.shape[d + 1];
   int64_t rows = 1;
   for (int64_t d = 0; d + 1 < rank; ++d)
     rows *= spec.localShape[d];
   size_t rowBytes = spec.localShape.back() * elementBytes;
-  std::vector<int64_t> index(rank, 0);
+  llvm::SmallVector<int64_t, 8> index(rank, 0);
   for (int64_t row = 0; row < rows && rowBytes > 0; ++row) {
     int64_t offset = 0;
     for (int64_t d = 0; d < rank; ++d)
@@ -366,6 +378,19 @@ struct HostState {
   ::dpc::MeshCommunicator *communicator = nullptr;
   std::string error;
   double waitSeconds = 0;
+  /// For --trace: the name of each ticket's collective, and the waits.
+  bool tracing = false;
+  std::map<int64_t, std::string> names;
+  struct Span {
+    std::string name, category;
+    double begin, end; // seconds since the run started
+  };
+  std::vector<Span> spans;
+  Clock::time_point origin = Clock::now();
+
+  double now() const {
+    return std::chrono::duration<double>(Clock::now() - origin).count();
+  }
 };
 
 int64_t hostStart(void *self, const DpcCollectiveCall *call) {
@@ -382,15 +407,27 @@ int64_t hostStart(void *self, const DpcCollectiveCall *call) {
   request.concatDim = call->concatDim;
   request.shift = call->shift;
   request.name = call->name;
-  return state->communicator->start(std::move(request));
+  int64_t ticket = state->communicator->start(std::move(request));
+  if (state->tracing)
+    state->names[ticket] = call->name;
+  return ticket;
 }
 
 int32_t hostWait(void *self, int64_t ticket) {
   auto *state = static_cast<HostState *>(self);
-  Clock::time_point begin = Clock::now();
+  double begin = state->now();
   Status status = state->communicator->wait(ticket);
-  state->waitSeconds +=
-      std::chrono::duration<double>(Clock::now() - begin).count();
+  double end = state->now();
+  state->waitSeconds += end - begin;
+  if (state->tracing) {
+    auto it = state->names.find(ticket);
+    std::string name = it == state->names.end() ? "wait" : it->second;
+    // The op's name without its location.
+    name = name.substr(0, name.find(" at "));
+    state->spans.push_back({name, "communication", begin, end});
+    if (it != state->names.end())
+      state->names.erase(it);
+  }
   if (status.isError()) {
     state->error = status.getMessage();
     return 1;
@@ -483,8 +520,8 @@ Status getBatch(const ArtifactRunOptions &options, const TensorSpec &spec,
                          std::hash<std::string>()(spec.name));
   int64_t n = out.getNumElements();
   if (spec.dtype == DType::I64) {
-    // Labels and token ids: small non-negative integers, valid as classes.
-    std::uniform_int_distribution<int64_t> draw(0, 1);
+    // Labels and token ids: valid classes and rows of what they index.
+    std::uniform_int_distribution<int64_t> draw(0, spec.bound - 1);
     for (int64_t i = 0; i < n; ++i)
       out.getData<int64_t>()[i] = draw(engine);
     return Status::success();
@@ -529,6 +566,8 @@ private:
   Status gatherState(std::vector<::dpc::NamedTensor> &global);
   Status writeOutputs(const std::vector<::dpc::NamedTensor> &global,
                       const std::string &dir);
+  /// Gathers every rank's spans; rank 0 writes them as a Chrome trace.
+  Status writeTrace();
 
   const ArtifactRunOptions &options;
   const Manifest &manifest;
@@ -543,6 +582,11 @@ private:
   DataSource data;
   double defaultLr = 0.01;
   int firstStep = 1;
+  /// The step's gradient norm, when the program returns it (clipping).
+  double gradNorm = std::nan("");
+  std::unique_ptr<::dpc::TensorBoardWriter> tensorboard;
+  /// Compares the replicas of each block gathered; names the first that
+  /// differ.
 };
 
 Status RankRunner::loadLibrary() {
@@ -667,10 +711,16 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
     argPointers.push_back(block.data());
   for (std::vector<std::byte> &block : results)
     resultPointers.push_back(block.data());
-  DpcHost callbacks{&host, hostStart, hostWait, hostGroupPosition, hostFail};
+  DpcHost callbacks{&host,    hostStart, hostWait, hostGroupPosition,
+                    hostFail, options.checkFinite ? 1 : 0};
   if (function(&callbacks, argPointers.data(), resultPointers.data(), arena))
     return Status::error("rank " + std::to_string(rank) + ", step " +
                          std::to_string(step) + ": " + host.error);
+  gradNorm = std::nan("");
+  for (auto [index, spec] : llvm::enumerate(program->results))
+    if (spec.role == "output" && spec.name == "grad_norm" &&
+        spec.dtype == DType::F32)
+      gradNorm = *reinterpret_cast<const float *>(results[index].data());
 
   // The updated values are the next step's arguments.
   hasLoss = false;
@@ -681,9 +731,12 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
                  ? *reinterpret_cast<const double *>(results[index].data())
                  : *reinterpret_cast<const float *>(results[index].data());
       if (!std::isfinite(loss))
-        return Status::error("rank " + std::to_string(rank) + ", step " +
-                             std::to_string(step) + ": the loss is " +
-                             std::to_string(loss));
+        return Status::error(
+            "rank " + std::to_string(rank) + ", step " + std::to_string(step) +
+            ": the loss is " + std::to_string(loss) +
+            (options.checkFinite ? ""
+                                 : "; rerun with --check-finite to find the "
+                                   "first op that made a NaN or Inf"));
       continue;
     }
     for (auto [argIndex, argSpec] : llvm::enumerate(manifest.arguments))
@@ -728,6 +781,9 @@ Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
     return Status::success();
   std::vector<HostTensor> tensors(manifest.arguments.size());
   std::vector<bool> present(manifest.arguments.size());
+  // The first holder of each block, for comparing the replicas.
+  std::vector<std::map<std::vector<int64_t>, std::pair<int, const char *>>>
+      holders(manifest.arguments.size());
   for (auto [from, bytes] : llvm::enumerate(all)) {
     size_t at = 0;
     while (at + 16 <= bytes.size()) {
@@ -740,8 +796,18 @@ Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
         tensors[index] = HostTensor(spec.dtype, spec.shape);
         present[index] = true;
       }
+      const char *block = bytes.data() + at;
+      auto [holder, first] = holders[index].try_emplace(
+          spec.blocks[from], std::make_pair(int(from), block));
+      if (!first && options.checkSync &&
+          std::memcmp(holder->second.second, block, size) != 0)
+        return Status::error(
+            "--check-sync: ranks " + std::to_string(holder->second.first) +
+            " and " + std::to_string(from) + " hold different values for " +
+            "the same block of " + spec.role + " '" + spec.name +
+            "': the replicas have diverged");
       insertBlock(spec, tensors[index], from,
-                  reinterpret_cast<const std::byte *>(bytes.data() + at));
+                  reinterpret_cast<const std::byte *>(block));
       at += size;
     }
   }
@@ -768,6 +834,55 @@ Status RankRunner::writeOutputs(const std::vector<::dpc::NamedTensor> &global,
   return Status::success();
 }
 
+Status RankRunner::writeTrace() {
+  json::Array events;
+  for (const HostState::Span &span : host.spans)
+    events.push_back(json::Object{
+        {"name", span.name},
+        {"cat", span.category},
+        {"ph", "X"},
+        {"ts", span.begin * 1e6},
+        {"dur", (span.end - span.begin) * 1e6},
+        {"pid", rank},
+        {"tid", span.category == "compute" ? 0 : 1}});
+  std::string mine;
+  llvm::raw_string_ostream os(mine);
+  os << json::Value(std::move(events));
+  std::vector<std::string> all;
+  if (Status status = communicator->allGatherWorld(mine, all);
+      status.isError())
+    return status;
+  if (rank != 0)
+    return Status::success();
+  json::Array trace;
+  for (auto [from, text] : llvm::enumerate(all)) {
+    trace.push_back(json::Object{{"name", "process_name"},
+                                 {"ph", "M"},
+                                 {"pid", int64_t(from)},
+                                 {"args", json::Object{{"name", "rank " + std::to_string(from)}}}});
+    for (const char *thread : {"compute", "exposed communication"})
+      trace.push_back(json::Object{
+          {"name", "thread_name"},
+          {"ph", "M"},
+          {"pid", int64_t(from)},
+          {"tid", thread == std::string("compute") ? 0 : 1},
+          {"args", json::Object{{"name", thread}}}});
+    llvm::Expected<json::Value> parsed = json::parse(text);
+    if (!parsed)
+      return Status::error("rank " + std::to_string(from) +
+                           " sent a broken trace: " +
+                           llvm::toString(parsed.takeError()));
+    if (json::Array *array = parsed->getAsArray())
+      for (json::Value &event : *array)
+        trace.push_back(std::move(event));
+  }
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  out << json::Value(json::Object{{"traceEvents", std::move(trace)},
+                                  {"displayTimeUnit", "ms"}});
+  return ::dpc::writeFileAtomically(options.traceFile, text);
+}
+
 Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
                        std::string &report) {
   if (Status status = ::dpc::MeshCommunicator::connect(connection,
@@ -783,6 +898,13 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
   if (Status status = loadData(options, manifest, data); status.isError())
     return status;
   double baseLr = options.lr >= 0 ? options.lr : defaultLr;
+  host.tracing = !options.traceFile.empty();
+  if (rank == 0 && !options.tensorboardDir.empty()) {
+    tensorboard = std::make_unique<::dpc::TensorBoardWriter>();
+    if (Status status = tensorboard->open(options.tensorboardDir);
+        status.isError())
+      return status;
+  }
 
   json::Array losses, stepTimes, waitTimes;
   double totalSeconds = 0, totalWait = 0;
@@ -799,6 +921,7 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       ::_exit(3);
     }
     host.waitSeconds = 0;
+    double traceBegin = host.now();
     Clock::time_point begin = Clock::now();
     double loss = 0;
     bool hasLoss = false;
@@ -807,12 +930,36 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
         status.isError())
       return status;
     double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
-    // The loss lives on the last pipeline stage: sum it to everyone.
-    double shared[2] = {hasLoss ? loss : 0.0, hasLoss ? 1.0 : 0.0};
-    if (Status status = communicator->allReduceWorld(shared, 2);
+    if (host.tracing)
+      host.spans.push_back({"step " + std::to_string(step), "compute",
+                            traceBegin, host.now()});
+    // The loss and gradient norm live on the last pipeline stage: share
+    // them with everyone.
+    bool hasNorm = !std::isnan(gradNorm);
+    double shared[4] = {hasLoss ? loss : 0.0, hasLoss ? 1.0 : 0.0,
+                        hasNorm ? gradNorm : 0.0, hasNorm ? 1.0 : 0.0};
+    if (Status status = communicator->allReduceWorld(shared, 4);
         status.isError())
       return status;
     double meanLoss = shared[1] > 0 ? shared[0] / shared[1] : std::nan("");
+    double meanNorm = shared[3] > 0 ? shared[2] / shared[3] : std::nan("");
+    if (tensorboard) {
+      std::vector<std::pair<std::string, double>> scalars = {
+          {"loss", meanLoss},
+          {"samples_per_second", batchSize / seconds},
+          {"communication_share", host.waitSeconds / seconds}};
+      if (!std::isnan(meanNorm))
+        scalars.push_back({"grad_norm", meanNorm});
+      if (Status status = tensorboard->addScalars(step, scalars);
+          status.isError())
+        return status;
+    }
+    if (options.checkSync) {
+      std::vector<::dpc::NamedTensor> ignored;
+      if (Status status = gatherState(ignored); status.isError())
+        return Status::error(status.getMessage() + " (after step " +
+                             std::to_string(step) + ")");
+    }
     totalSeconds += seconds;
     totalWait += host.waitSeconds;
     losses.push_back(meanLoss);
@@ -853,11 +1000,9 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
   if (rank == 0 && ::isatty(STDERR_FILENO))
     llvm::errs() << "\n";
 
-  if (options.checkSync) {
-    // Every replica of a block must hold the same bits.
-    std::vector<::dpc::NamedTensor> ignored;
-    (void)ignored;
-  }
+  if (host.tracing)
+    if (Status status = writeTrace(); status.isError())
+      return status;
   std::vector<::dpc::NamedTensor> global;
   if (!options.outputDir.empty()) {
     if (Status status = gatherState(global); status.isError())
@@ -868,11 +1013,17 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
         return status;
   }
 
-  // Rank 0's report, with every rank's peak memory and waiting time.
-  double figures[2] = {getPeakResidentBytes(), totalWait};
-  std::vector<double> perRank(2 * manifest.worldSize, 0.0);
-  perRank[2 * rank] = figures[0];
-  perRank[2 * rank + 1] = figures[1];
+  // Rank 0's report, with every rank's peak memory (resident, and held in
+  // tensors: arguments, results and the arena) and waiting time.
+  double tensorBytes = double(program->arenaBytes);
+  for (const std::vector<std::byte> &block : arguments)
+    tensorBytes += block.size();
+  for (const std::vector<std::byte> &block : results)
+    tensorBytes += block.size();
+  std::vector<double> perRank(3 * manifest.worldSize, 0.0);
+  perRank[3 * rank] = getPeakResidentBytes();
+  perRank[3 * rank + 1] = totalWait;
+  perRank[3 * rank + 2] = tensorBytes;
   if (Status status =
           communicator->allReduceWorld(perRank.data(), perRank.size());
       status.isError())
@@ -882,11 +1033,13 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
   int steps = options.steps;
   double meanStep = totalSeconds / std::max(steps, 1);
   double exposed = totalWait / std::max(steps, 1);
-  json::Array peaks;
-  double peakMax = 0;
+  json::Array peaks, tensors;
+  double peakMax = 0, tensorMax = 0;
   for (int r = 0; r < manifest.worldSize; ++r) {
-    peaks.push_back(perRank[2 * r]);
-    peakMax = std::max(peakMax, perRank[2 * r]);
+    peaks.push_back(perRank[3 * r]);
+    tensors.push_back(perRank[3 * r + 2]);
+    peakMax = std::max(peakMax, perRank[3 * r]);
+    tensorMax = std::max(tensorMax, perRank[3 * r + 2]);
   }
   json::Object object{
       {"steps", steps},
@@ -899,23 +1052,30 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       {"samples_per_second", batchSize / meanStep},
       {"communication_share", exposed / meanStep},
       {"peak_memory_bytes", std::move(peaks)},
+      {"tensor_memory_bytes", std::move(tensors)},
       {"arena_bytes", program->arenaBytes},
-      {"predicted_step_seconds", manifest.predictedStepSeconds}};
+      {"predicted_step_seconds", manifest.predictedStepSeconds},
+      {"predicted_peak_memory_bytes", manifest.predictedPeakBytes}};
   llvm::raw_string_ostream os(report);
   os << json::Value(std::move(object));
   llvm::outs() << llvm::formatv(
       "dpc-run: {0} steps on {1} ranks: {2:f1} samples/s, {3:f2} ms/step "
       "(compute {4:f2} ms, exposed communication {5:f2} ms = {6:f1}%), "
-      "peak memory {7:f1} MiB per rank (max), arena {8:f2} MiB\n",
+      "per rank (max): {7:f1} MiB in tensors, {8:f1} MiB resident\n",
       steps, manifest.worldSize, batchSize / meanStep, meanStep * 1e3,
       (meanStep - exposed) * 1e3, exposed * 1e3, 100 * exposed / meanStep,
-      peakMax / (1 << 20), program->arenaBytes / double(1 << 20));
+      tensorMax / (1 << 20), peakMax / (1 << 20));
   if (manifest.predictedStepSeconds > 0)
     llvm::outs() << llvm::formatv(
-        "dpc-run: the plan predicted {0:f3} ms/step for its cluster "
-        "(measured/predicted {1:f2})\n",
+        "dpc-run: the plan predicted {0:f3} ms/step and {1:f1} MiB per "
+        "device for its cluster (measured/predicted: time {2:f2}, memory "
+        "{3:f2})\n",
         manifest.predictedStepSeconds * 1e3,
-        meanStep / manifest.predictedStepSeconds);
+        manifest.predictedPeakBytes / double(1 << 20),
+        meanStep / manifest.predictedStepSeconds,
+        manifest.predictedPeakBytes > 0
+            ? tensorMax / manifest.predictedPeakBytes
+            : 0.0);
   llvm::outs().flush();
   return Status::success();
 }
@@ -943,6 +1103,42 @@ std::optional<ExternalRank> getExternalRank() {
       return ExternalRank{std::atoi(rankText), std::atoi(sizeText)};
   }
   return std::nullopt;
+}
+
+/// The bytes rank `rank` holds in tensors: its arguments, results and
+/// arena, which the manifest gives exactly.
+double getTensorBytes(const Manifest &manifest, int rank) {
+  auto bytesOf = [](const TensorSpec &spec) {
+    double bytes = double(getDTypeSize(spec.dtype));
+    for (int64_t size : spec.localShape)
+      bytes *= double(size);
+    return bytes;
+  };
+  double total = 0;
+  for (const TensorSpec &spec : manifest.arguments)
+    total += bytesOf(spec);
+  for (const ProgramSpec &program : manifest.programs)
+    if (std::find(program.ranks.begin(), program.ranks.end(), rank) !=
+        program.ranks.end()) {
+      total += double(program.arenaBytes);
+      for (const TensorSpec &spec : program.results)
+        total += bytesOf(spec);
+    }
+  return total;
+}
+
+/// MemAvailable of /proc/meminfo, in bytes (0 when unknown).
+double getAvailableMemory() {
+  std::FILE *file = std::fopen("/proc/meminfo", "r");
+  if (!file)
+    return 0;
+  char line[256];
+  double bytes = 0;
+  while (std::fgets(line, sizeof(line), file))
+    if (std::strncmp(line, "MemAvailable:", 13) == 0)
+      bytes = std::atof(line + 13) * 1024.0;
+  std::fclose(file);
+  return bytes;
 }
 
 Status parseAddress(const std::string &text, std::string &host, int &port) {
@@ -999,6 +1195,32 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
     firstRank = nodeRank * procsPerNode;
   }
 
+  // Bad data is reported once, before any rank starts.
+  {
+    DataSource probe;
+    if (Status status = loadData(options, manifest, probe); status.isError())
+      return fail(status.getMessage());
+  }
+  for (const std::string &file : {options.init, options.resumeDir})
+    if (!file.empty() && !llvm::sys::fs::exists(file))
+      return fail(file + ": no such file or directory");
+
+  // A plan that cannot fit is refused before any rank starts.
+  double needed = 0;
+  for (int r = firstRank; r < firstRank + procsPerNode; ++r)
+    needed += getTensorBytes(manifest, r);
+  double available = options.memoryLimitBytes > 0 ? options.memoryLimitBytes
+                                                 : getAvailableMemory();
+  if (available > 0 && needed > available)
+    return fail(llvm::formatv("the {0} ranks of this node need {1:f3} MiB "
+                              "for their tensors (parameters, optimizer "
+                              "state, batch and arena), but only {2:f3} MiB "
+                              "is available; plan for more ranks or a "
+                              "smaller batch",
+                              procsPerNode, needed / (1 << 20),
+                              available / (1 << 20))
+                    .str());
+
   std::string masterHost = "127.0.0.1";
   int masterPort = 0;
   std::string masterText = options.masterAddress;
@@ -1044,6 +1266,14 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
   connection.storePort = masterPort;
   connection.token = token;
   connection.groups = manifest.groups;
+  // Peers reach this rank on the address it binds: loopback for a job on
+  // this host, else DPC_HOST_ADDR or the host's name.
+  if (masterHost != "127.0.0.1" && masterHost != "localhost") {
+    char name[256] = {};
+    ::gethostname(name, sizeof(name) - 1);
+    const char *given = std::getenv("DPC_HOST_ADDR");
+    connection.hostname = given && *given ? given : name;
+  }
   connection.timeout = std::chrono::milliseconds(
       int64_t(std::max(1.0, options.timeoutSeconds) * 1000));
 

@@ -44,7 +44,16 @@ struct ArtifactRunOptions {
   std::string saveDir;
   int saveEvery = 0;
   std::string resumeDir;
+  /// Whether replicas of every parameter block are compared after each
+  /// step (bit for bit).
   bool checkSync = false;
+  /// Whether every op's float results are checked for NaN and Inf.
+  bool checkFinite = false;
+  /// TensorBoard event files (rank 0) and a Chrome trace of every rank.
+  std::string tensorboardDir, traceFile;
+  /// Memory the ranks of this node may hold in tensors, in bytes (0: what
+  /// the system has available).
+  double memoryLimitBytes = 0;
   /// For tests: this rank exits at the start of the given step.
   int failRank = -1, failStep = 0;
 };

@@ -19,6 +19,7 @@
 #include "dpc/InitAllDialects.h"
 #include "dpc/Interpreter/Interpreter.h"
 #include "dpc/Runtime/FloatConversion.h"
+#include "dpc/Runtime/MemorySize.h"
 #include "dpc/Runtime/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -180,6 +181,27 @@ static cl::opt<int> saveEvery("save-every", cl::cat(trainCategory),
 static cl::opt<std::string> resumeDir(
     "resume", cl::cat(trainCategory), cl::value_desc("DIR"),
     cl::desc("Continue from the checkpoint in DIR (any mesh)"));
+static cl::opt<bool> checkSync(
+    "check-sync", cl::cat(trainCategory),
+    cl::desc("After every step, check that the replicas of every parameter "
+             "and optimizer block are identical across ranks"));
+static cl::opt<bool> checkFinite(
+    "check-finite", cl::cat(trainCategory),
+    cl::desc("Check every float result for NaN and Inf; the first op that "
+             "makes one stops the run, named"));
+static cl::opt<std::string> tensorboardDir(
+    "tensorboard", cl::cat(trainCategory), cl::value_desc("DIR"),
+    cl::desc("Write TensorBoard event files (loss, samples/s, communication "
+             "share, gradient norm per step)"));
+static cl::opt<std::string> traceFile(
+    "trace", cl::cat(trainCategory), cl::value_desc("FILE.json"),
+    cl::desc("Write a Chrome/Perfetto trace of every rank's steps and "
+             "communication waits"));
+static cl::opt<std::string> memoryLimit(
+    "memory-limit", cl::cat(trainCategory), cl::value_desc("SIZE"),
+    cl::desc("Memory this node's ranks may hold in tensors (e.g. 64GiB; "
+             "default: what the system has available); a plan that needs "
+             "more is refused before launch"));
 static cl::opt<int> failRank("fail-rank", cl::cat(trainCategory), cl::Hidden,
                              cl::init(-1),
                              cl::desc("For tests: this rank exits at "
@@ -649,6 +671,18 @@ int main(int argc, char **argv) {
                                         : std::numeric_limits<int>::max();
     options.resumeDir = resumeDir;
     options.failRank = failRank;
+    options.checkSync = checkSync;
+    if (!memoryLimit.empty()) {
+      ::dpc::Status status = ::dpc::parseMemorySize(
+          memoryLimit, 1024.0 * 1024 * 1024, options.memoryLimitBytes);
+      if (status.isError()) {
+        reportError("--memory-limit: " + status.getMessage());
+        return 1;
+      }
+    }
+    options.checkFinite = checkFinite;
+    options.tensorboardDir = tensorboardDir;
+    options.traceFile = traceFile;
     options.failStep = failStep;
     return failed(runArtifact(options)) ? 1 : 0;
   }

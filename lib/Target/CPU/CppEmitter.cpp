@@ -129,6 +129,9 @@ private:
   LogicalResult emitElementwiseLoop(Operation *op);
   LogicalResult emitCollective(Operation *op);
   LogicalResult emitSliceOfGroup(AllSliceOp op);
+  /// Under host->checkFinite, fails on a float result of `op` that holds
+  /// NaN or Inf, naming the op: where a divergence starts.
+  void emitFiniteCheck(Operation *op);
   /// A call to a kernel that can fail: its error goes to the host.
   void emitChecked(Operation *op, const std::string &call);
 
@@ -194,6 +197,20 @@ void ProgramEmitter::declareResults(Operation *op) {
 void ProgramEmitter::emitChecked(Operation *op, const std::string &call) {
   os << "  if (!" << call << ")\n    return fail(host, " << describe(op)
      << ", dpc::cpu::getKernelError());\n";
+}
+
+void ProgramEmitter::emitFiniteCheck(Operation *op) {
+  if (isFused(op) || isa<ConstantOp, ReshapeOp>(op))
+    return;
+  for (auto [index, result] : llvm::enumerate(op->getResults())) {
+    if (!isa<FloatType>(getElementType(result)) ||
+        (op->hasAttr("async") && !isa<WaitOp>(op)))
+      continue;
+    os << "  if (host->checkFinite && !dpc::cpu::allFinite(" << name(result)
+       << ", " << getNumElements(result) << "))\n    return fail(host, "
+       << describe(op) << ", \"result #" << index
+       << " holds NaN or Inf\");\n";
+  }
 }
 
 LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
@@ -756,6 +773,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbol) {
       return op.emitError("the CPU backend does not compile ops with regions");
     if (failed(emitOp(&op)))
       return failure();
+    emitFiniteCheck(&op);
   }
   os << "  return 0;\n}\n\n";
   os << "extern \"C\" int64_t " << symbol << "_arena_bytes() { return "

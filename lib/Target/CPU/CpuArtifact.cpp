@@ -6,6 +6,7 @@
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 #include "dpc/Runtime/Npy.h"
+#include "dpc/Runtime/ProgramAbi.h"
 #include "dpc/Target/CPU/CppEmitter.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -149,6 +150,44 @@ json::Object describeValue(DictionaryAttr attrs, Type localType, MeshOp mesh,
   }
   entry["partial"] = std::move(partial);
   return entry;
+}
+
+/// The values an integer input of the step may take, [0, bound): the size
+/// of what it indexes (a gather's axis, a loss's classes), found from its
+/// argument in a function of `module` on whole values (the planned step's
+/// forward stays beside the partitioned programs). 0 when unknown.
+int64_t getIndexBound(ModuleOp module, StringRef inputName) {
+  int64_t bound = 0;
+  module.walk([&](func::FuncOp func) {
+    if (func->hasAttr(DpcDialect::kPartitionedAttrName) || func.isExternal())
+      return;
+    for (BlockArgument arg : func.getArguments()) {
+      auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                    DpcDialect::kInputAttrName);
+      if (!name || name.getValue() != inputName ||
+          !isa<IntegerType>(getElementTypeOrSelf(arg.getType())))
+        continue;
+      SmallVector<Value> worklist = {arg};
+      while (!worklist.empty() && bound == 0) {
+        Value value = worklist.pop_back_val();
+        for (OpOperand &use : value.getUses()) {
+          Operation *user = use.getOwner();
+          auto dimOf = [](Value v, int64_t d) {
+            return cast<RankedTensorType>(v.getType()).getDimSize(d);
+          };
+          if (auto gather = dyn_cast<GatherOp>(user);
+              gather && use.getOperandNumber() == 1)
+            bound = dimOf(gather->getOperand(0), gather.getAxis());
+          else if (isa<SoftmaxCrossEntropyOp, NllLossOp>(user) &&
+                   use.getOperandNumber() == 1)
+            bound = dimOf(user->getOperand(0), 1);
+          else if (isa<ReshapeOp, TransposeOp, BroadcastToOp>(user))
+            worklist.push_back(user->getResult(0));
+        }
+      }
+    }
+  });
+  return bound;
 }
 
 /// The mesh a partitioned program runs on, or null for one device.
@@ -304,10 +343,18 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   // Every stage program takes the same arguments.
   json::Array arguments;
   func::FuncOp first = programs.front();
-  for (unsigned i = 0; i < first.getNumArguments(); ++i)
-    arguments.push_back(describeValue(first.getArgAttrDict(i),
-                                      first.getArgumentTypes()[i], mesh,
-                                      worldSize));
+  for (unsigned i = 0; i < first.getNumArguments(); ++i) {
+    json::Object entry = describeValue(first.getArgAttrDict(i),
+                                       first.getArgumentTypes()[i], mesh,
+                                       worldSize);
+    auto input = first.getArgAttrOfType<StringAttr>(
+        i, DpcDialect::kInputAttrName);
+    if (input && isa<IntegerType>(
+                     getElementTypeOrSelf(first.getArgumentTypes()[i])))
+      if (int64_t bound = getIndexBound(module, input.getValue()))
+        entry["bound"] = bound;
+    arguments.push_back(std::move(entry));
+  }
   json::Array groupEntries;
   for (GroupTable::Entry entry : groups.getEntries()) {
     json::Array members;
@@ -328,7 +375,7 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   }
   json::Object manifest{{"format", "dpc-artifact"},
                         {"version", 1},
-                        {"abi", 1},
+                        {"abi", DPC_PROGRAM_ABI_VERSION},
                         {"backend", "cpu"},
                         {"library", "libmodel.so"},
                         {"step", options.function},

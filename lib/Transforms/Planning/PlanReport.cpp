@@ -381,6 +381,9 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
     func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
                     getShardingAttr(ctx, sharding));
   }
+  double peakMemory = 0;
+  for (const auto &stage : plan.stages)
+    peakMemory = std::max(peakMemory, stage.memory.getTotal());
   SmallVector<NamedAttribute> fields = {
       builder.getNamedAttr("mesh", builder.getStringAttr(context.mesh)),
       builder.getNamedAttr("cluster",
@@ -404,6 +407,9 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       builder.getNamedAttr("memory_limit_bytes",
                            builder.getF64FloatAttr(plan.memoryLimit)),
       builder.getNamedAttr("step_time_s",
-                           builder.getF64FloatAttr(plan.stepTime))};
+                           builder.getF64FloatAttr(plan.stepTime)),
+      // What a backend's measured peak is compared with.
+      builder.getNamedAttr("peak_memory_bytes",
+                           builder.getF64FloatAttr(peakMemory))};
   module->setAttr(DpcDialect::kPlanAttrName, builder.getDictionaryAttr(fields));
 }

@@ -169,6 +169,9 @@ template <typename T>
 void pad(const T *input, Dims inputShape, Dims low, Dims interior, double value,
          T *out, Dims outShape);
 
+/// Whether every element of `data` is finite (not NaN or Inf).
+template <typename T> bool allFinite(const T *data, int64_t size);
+
 //===----------------------------------------------------------------------===//
 // Dropout and losses
 //===----------------------------------------------------------------------===//

@@ -19,7 +19,7 @@ extern "C" {
 
 /// The version of this boundary; a library built against another is
 /// refused.
-#define DPC_PROGRAM_ABI_VERSION 1
+#define DPC_PROGRAM_ABI_VERSION 2
 
 /// One collective, in the terms of dpc::CollectiveRequest
 /// (MeshCommunicator.h); the enums have its enumerators' values.
@@ -49,6 +49,9 @@ typedef struct DpcHost {
   int32_t (*groupPosition)(void *self, int32_t group);
   /// Reports an error of the program (a label out of range, ...).
   void (*fail)(void *self, const char *message);
+  /// Non-zero: every float result is checked for NaN and Inf, and the
+  /// first op to make one fails the step, named.
+  int32_t checkFinite;
 } DpcHost;
 
 /// One step of a program: `args` and `results` point to the dense local
