@@ -10,7 +10,9 @@ resnet18 at 3x32x32 and batch 32), all trained by SGD with momentum 0.9:
   - PyTorch DDP over gloo, 2 ranks x 1 thread, half the batch each;
   - dpc: the host calibrated once (dpc-run --calibrate-quick), the step
     planned for a mesh of 2 on that cluster file, compiled (--emit=cpu) and
-    trained by dpc-run over 2 ranks x 1 thread.
+    trained by dpc-run over 2 ranks x 1 thread; once as the planner chose
+    ("plan"), once as plain data parallelism ("dp2": --dp=2 --zero=0), which
+    separates the backend's speed from the plan's.
 Prints the median step time and samples/s of each, dpc's ratio to the
 better PyTorch setup, and dpc's measured step time and tensor memory
 against the plan's predictions. Timings are medians after 5 warm-up steps;
@@ -95,19 +97,21 @@ def run_ddp(name, steps, workdir):
     return json.load(open(out))["seconds"]
 
 
-def run_dpc(name, spec, steps, workdir, build, cluster):
+def run_dpc(name, spec, steps, workdir, build, cluster, layout):
     bin_dir = os.path.join(build, "bin")
     modeldir = os.path.join(workdir, name)
-    models.export_spec(name, spec, modeldir)
-    artifact = os.path.join(workdir, name + ".dpc")
+    if not os.path.isdir(modeldir):
+        models.export_spec(name, spec, modeldir)
+    artifact = os.path.join(workdir, name + "." + layout + ".dpc")
+    fixed = ["--dp=2", "--tp=1", "--pp=1", "--zero=0"] if layout == "dp2" else []
     subprocess.run([os.path.join(bin_dir, "dpc-opt"), os.path.join(modeldir, name + ".onnx"),
-                    "--train", "--optimizer=momentum", "--lr=0.01", "--mesh=2",
+                    "--train", "--optimizer=momentum", "--lr=0.01", "--mesh=2", *fixed,
                     "--cluster=" + cluster, "--partition", "--emit=cpu", "-o", artifact],
                    check=True)
     data = os.path.join(workdir, name + ".data.npz")
     np.savez(data, **{k: np.load(os.path.join(modeldir, name + ".inputs", k + ".npy"))
                       for k in spec.inputs})
-    report = os.path.join(workdir, name + ".report.json")
+    report = os.path.join(workdir, name + "." + layout + ".report.json")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     subprocess.run([os.path.join(bin_dir, "dpc-run"), artifact, "--steps=%d" % (WARMUP + steps),
                     "--data", data, "--report-json", report], check=True, env=env,
@@ -119,8 +123,9 @@ def run_dpc(name, spec, steps, workdir, build, cluster):
             "predicted_seconds": r["predicted_step_seconds"],
             "tensor_bytes": max(r["tensor_memory_bytes"]),
             "predicted_bytes": r["predicted_peak_memory_bytes"],
-            "layout": "dp%d tp%d pp%d" % (plan.get("dp", 1), plan.get("tp", 1),
-                                         plan.get("pp", 1)),
+            "layout": "%s: dp%d tp%d pp%d zero%d mb%d" % (
+                layout, plan.get("dp", 1), plan.get("tp", 1), plan.get("pp", 1),
+                plan.get("zero_stage", 0), plan.get("micro_batches", 1)),
             "communication_share": r["communication_share"]}
 
 
@@ -142,22 +147,24 @@ def main(argv=None):
         torch.set_num_threads(2)
         one = torch_steps(spec.model.train(), list(spec.inputs.values()), args.steps)
         ddp = run_ddp(name, args.steps, workdir)
-        torch.manual_seed(0)
-        dpc = run_dpc(name, SPECS[name](), args.steps, workdir, args.build, cluster)
         best = min(one, ddp)
         rows.append(name)
-        print("%-9s batch %3d | PyTorch 1x2 threads %7.1f ms %8.0f/s | DDP 2x1 %7.1f ms "
-              "%8.0f/s | dpc (%s) %7.1f ms %8.0f/s, comm %4.1f%% | dpc / best PyTorch %.2fx"
-              % (name, batch, one * 1e3, batch / one, ddp * 1e3, batch / ddp,
-                 dpc["layout"], dpc["seconds"] * 1e3, batch / dpc["seconds"],
-                 100 * dpc["communication_share"], best / dpc["seconds"]))
-        print("%-9s           | dpc measured / predicted: step time %.2f (%.1f / %.1f ms), "
-              "tensor memory %.2f (%.1f / %.1f MiB)"
-              % ("", dpc["seconds"] / dpc["predicted_seconds"], dpc["seconds"] * 1e3,
-                 dpc["predicted_seconds"] * 1e3,
-                 dpc["tensor_bytes"] / max(dpc["predicted_bytes"], 1),
-                 dpc["tensor_bytes"] / 2**20, dpc["predicted_bytes"] / 2**20))
-        sys.stdout.flush()
+        print("%-9s batch %3d | PyTorch 1x2 threads %7.1f ms %8.0f/s | DDP 2x1 %7.1f ms %8.0f/s"
+              % (name, batch, one * 1e3, batch / one, ddp * 1e3, batch / ddp))
+        for layout in ("plan", "dp2"):
+            torch.manual_seed(0)
+            dpc = run_dpc(name, SPECS[name](), args.steps, workdir, args.build, cluster,
+                          layout)
+            print("%-9s dpc %-30s %7.1f ms %8.0f/s, exposed comm %4.1f%% | "
+                  "dpc / best PyTorch %.2fx | measured / predicted: step %.2f "
+                  "(%.1f / %.1f ms), tensor memory %.2f (%.1f / %.1f MiB)"
+                  % ("", dpc["layout"], dpc["seconds"] * 1e3, batch / dpc["seconds"],
+                     100 * dpc["communication_share"], best / dpc["seconds"],
+                     dpc["seconds"] / dpc["predicted_seconds"], dpc["seconds"] * 1e3,
+                     dpc["predicted_seconds"] * 1e3,
+                     dpc["tensor_bytes"] / max(dpc["predicted_bytes"], 1),
+                     dpc["tensor_bytes"] / 2**20, dpc["predicted_bytes"] / 2**20))
+            sys.stdout.flush()
     return 0
 
 

@@ -13,6 +13,7 @@
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include <algorithm>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -37,10 +38,24 @@ Value BufferPlan::getStorage(Value value) const {
   }
 }
 
+bool mlir::dpc::isContiguousSlice(Operation *op) {
+  auto slice = dyn_cast<SliceOp>(op);
+  if (!slice)
+    return false;
+  ArrayRef<int64_t> in = cast<RankedTensorType>(slice.getInput().getType())
+                             .getShape();
+  ArrayRef<int64_t> out =
+      cast<RankedTensorType>(slice.getResult().getType()).getShape();
+  if (in.empty() || llvm::any_of(slice.getStride(),
+                                 [](int64_t stride) { return stride != 1; }))
+    return false;
+  return in.drop_front() == out.drop_front();
+}
+
 /// Whether `op`'s result re-labels its operand's elements without moving
 /// them.
 static bool isAliasing(Operation *op) {
-  return isa<ReshapeOp, WaitOp>(op);
+  return isa<ReshapeOp, WaitOp>(op) || isContiguousSlice(op);
 }
 
 namespace {
@@ -50,19 +65,23 @@ struct Interval {
 };
 } // namespace
 
-BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
-                                  llvm::function_ref<bool(Operation *)> isFused) {
+BufferPlan
+mlir::dpc::planBuffers(func::FuncOp func,
+                       llvm::function_ref<bool(Operation *)> isFused,
+                       llvm::function_ref<bool(Value)> isExternal) {
   BufferPlan plan;
   Block &block = func.getBody().front();
   DenseMap<Operation *, int64_t> position;
   for (Operation &op : block)
     position[&op] = position.size();
 
-  // A fused op reads where the loop it is computed in runs.
-  auto readPosition = [&](Operation *user) {
-    while (isFused(user) && !user->getResult(0).use_empty())
-      user = *user->getResult(0).getUsers().begin();
-    return position.lookup(user);
+  // A fused op reads where the ops it is computed in run.
+  std::function<int64_t(Operation *)> readPosition = [&](Operation *user) {
+    int64_t at = position.lookup(user);
+    if (isFused(user))
+      for (Operation *next : user->getResult(0).getUsers())
+        at = std::max(at, readPosition(next));
+    return at;
   };
 
   for (Operation &op : block)
@@ -74,7 +93,7 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
     if (isFused(&op) || isAliasing(&op) || isa<ConstantOp>(op))
       continue;
     for (Value result : op.getResults())
-      if (isa<RankedTensorType>(result.getType()))
+      if (isa<RankedTensorType>(result.getType()) && !isExternal(result))
         intervals[result] = {result, position[&op], position[&op],
                              getStorageBytes(result)};
   }

@@ -143,6 +143,8 @@ private:
   llvm::DenseSet<Operation *> fused;
   llvm::DenseMap<Value, std::string> names;
   llvm::DenseMap<Value, std::string> scalarConstants;
+  /// The results written straight into the caller's buffers, by index.
+  llvm::DenseMap<Value, unsigned> resultSlots;
   /// The ticket variable of each collective started.
   llvm::DenseMap<Value, std::string> tickets;
   unsigned nextName = 0, nextTicket = 0;
@@ -150,8 +152,31 @@ private:
 
 } // namespace
 
+/// Whether `op` swaps the last two dimensions and nothing else.
+static bool isMatrixTranspose(Operation *op) {
+  auto transpose = dyn_cast<TransposeOp>(op);
+  if (!transpose)
+    return false;
+  ArrayRef<int64_t> permutation = transpose.getPermutation();
+  int64_t rank = permutation.size();
+  if (rank < 2)
+    return false;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    if (permutation[d] != d)
+      return false;
+  return permutation[rank - 2] == rank - 1 && permutation[rank - 1] == rank - 2;
+}
+
 void ProgramEmitter::chooseFusion() {
   for (Operation &op : func.getBody().front()) {
+    // A transpose that only GEMMs read is their operand's layout: BLAS
+    // reads the matrix transposed.
+    if (isMatrixTranspose(&op) && !op.use_empty() &&
+        llvm::all_of(op.getUsers(),
+                     [](Operation *user) { return isa<MatmulOp>(user); })) {
+      fused.insert(&op);
+      continue;
+    }
     if (!hasScalarFormula(&op) || !op.hasOneUse() || op.getNumResults() != 1)
       continue;
     Operation *user = *op.getUsers().begin();
@@ -183,10 +208,27 @@ void ProgramEmitter::declareResults(Operation *op) {
     if (!isa<RankedTensorType>(result.getType()))
       continue;
     std::string cType = getStorageCType(getElementType(result));
-    Value storage = plan.getStorage(result);
-    if (storage != result) {
-      os << "  " << cType << " *" << name(result) << " = " << name(storage)
+    if (auto slot = resultSlots.find(result); slot != resultSlots.end()) {
+      os << "  " << cType << " *" << name(result) << " = static_cast<"
+         << cType << " *>(results[" << slot->second << "]);\n";
+      continue;
+    }
+    if (isContiguousSlice(op)) {
+      // A view: the run of the operand's elements it keeps.
+      auto slice = cast<SliceOp>(op);
+      int64_t row = 1;
+      for (int64_t size : getShape(result).drop_front())
+        row *= size;
+      os << "  " << cType << " *" << name(result) << " = "
+         << name(slice.getInput()) << " + " << slice.getStart()[0] * row
          << ";\n";
+      continue;
+    }
+    // A re-labelling (reshape, wait) points where its operand does, which
+    // may be inside its storage (a view).
+    if (plan.getStorage(result) != result) {
+      os << "  " << cType << " *" << name(result) << " = "
+         << name(op->getOperand(0)) << ";\n";
       continue;
     }
     os << "  " << cType << " *" << name(result) << " = reinterpret_cast<"
@@ -563,9 +605,18 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
             RecvOp>([&](Operation *) { return emitCollective(op); })
       .Case([&](AllSliceOp slice) { return emitSliceOfGroup(slice); })
       .Case([&](MatmulOp) {
-        return call("matmul(" + in(0) + ", " + inShape(0) + ", " + in(1) +
-                    ", " + inShape(1) + ", " + out(0) + ", " + outShape(0) +
-                    ")");
+        // A folded transpose is read through its input, transposed.
+        auto operand = [&](unsigned i) {
+          Value value = op->getOperand(i);
+          Operation *def = value.getDefiningOp();
+          bool transposed = def && isFused(def) && isMatrixTranspose(def);
+          if (transposed)
+            value = def->getOperand(0);
+          return name(value) + ", " + dims(getShape(value)) + ", " +
+                 (transposed ? "true" : "false");
+        };
+        return call("matmul(" + operand(0) + ", " + operand(1) + ", " +
+                    out(0) + ", " + outShape(0) + ")");
       })
       .Case([&](Conv2DOp conv) {
         return call("conv2d(" + in(0) + ", " + inShape(0) + ", " + in(1) +
@@ -666,7 +717,11 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
            << ");\n  }\n";
         return success();
       })
-      .Case([&](SliceOp s) {
+      .Case([&](SliceOp s) -> LogicalResult {
+        if (isContiguousSlice(op)) {
+          declareResults(op);
+          return success();
+        }
         return call("slice(" + in(0) + ", " + inShape(0) + ", " +
                     dims(s.getStart()) + ", " + dims(s.getStride()) + ", " +
                     out(0) + ", " + outShape(0) + ")");
@@ -740,7 +795,21 @@ LogicalResult ProgramEmitter::emit(StringRef symbol) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("the CPU backend compiles single-block functions");
   chooseFusion();
-  plan = planBuffers(func, [&](Operation *op) { return isFused(op); });
+  // A value returned once, made by an op of its own storage, is written
+  // straight into the caller's result buffer: no copy at the end.
+  Operation *terminator = func.getBody().front().getTerminator();
+  llvm::DenseMap<Value, int> returnCount;
+  for (Value value : terminator->getOperands())
+    ++returnCount[value];
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    Operation *def = value.getDefiningOp();
+    if (def && returnCount[value] == 1 && !isFused(def) &&
+        !isa<ConstantOp, ReshapeOp, WaitOp>(def) && !isContiguousSlice(def))
+      resultSlots[value] = index;
+  }
+  plan = planBuffers(
+      func, [&](Operation *op) { return isFused(op); },
+      [&](Value value) { return resultSlots.count(value) != 0; });
   info.symbol = symbol.str();
   info.arenaBytes = plan.arenaBytes;
   info.unsharedBytes = plan.unsharedBytes;
@@ -761,8 +830,9 @@ LogicalResult ProgramEmitter::emit(StringRef symbol) {
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-        os << "  std::memcpy(results[" << i << "], " << name(value) << ", "
-           << getStorageBytes(value) << ");\n";
+        if (resultSlots.lookup(value) != i || !resultSlots.count(value))
+          os << "  std::memcpy(results[" << i << "], " << name(value) << ", "
+             << getStorageBytes(value) << ");\n";
       continue;
     }
     for (Type type : op.getResultTypes())

@@ -19,10 +19,19 @@ using namespace dpc::cpu::detail;
 template <typename T>
 void dpc::cpu::matmul(const T *lhs, Dims lhsShape, const T *rhs, Dims rhsShape,
                       T *out, Dims outShape) {
+  matmul(lhs, lhsShape, false, rhs, rhsShape, false, out, outShape);
+}
+
+template <typename T>
+void dpc::cpu::matmul(const T *lhs, Dims lhsShape, bool transLhs, const T *rhs,
+                      Dims rhsShape, bool transRhs, T *out, Dims outShape) {
   int64_t lhsRank = getRank(lhsShape), rhsRank = getRank(rhsShape);
   int64_t outRank = getRank(outShape);
-  int64_t m = at(lhsShape, lhsRank - 2), k = at(lhsShape, lhsRank - 1);
-  int64_t n = at(rhsShape, rhsRank - 1);
+  // The stored matrices are [m, k] and [k, n], or their transposes.
+  int64_t lhsRows = at(lhsShape, lhsRank - 2), lhsCols = at(lhsShape, lhsRank - 1);
+  int64_t rhsRows = at(rhsShape, rhsRank - 2), rhsCols = at(rhsShape, rhsRank - 1);
+  int64_t m = transLhs ? lhsCols : lhsRows, k = transLhs ? lhsRows : lhsCols;
+  int64_t n = transRhs ? rhsRows : rhsCols;
   std::vector<int64_t> batch(outShape.begin(), outShape.end() - 2);
   int64_t batchCount = product(outShape, 0, outRank - 2);
   if (batchCount == 0 || m == 0 || n == 0)
@@ -35,9 +44,9 @@ void dpc::cpu::matmul(const T *lhs, Dims lhsShape, const T *rhs, Dims rhsShape,
       std::vector<int64_t>(rhsShape.begin(), rhsShape.end() - 2), batch);
   bool rhsShared = std::all_of(rhsStrides.begin(), rhsStrides.end(),
                                [](int64_t stride) { return stride == 0; });
-  if (rhsShared && product(lhsShape, 0, lhsRank - 2) == batchCount) {
-    gemm<T>(false, false, batchCount * m, n, k, T(1), lhs, k, rhs, n, T(0), out,
-            n);
+  if (!transLhs && rhsShared && product(lhsShape, 0, lhsRank - 2) == batchCount) {
+    gemm<T>(false, transRhs, batchCount * m, n, k, T(1), lhs, lhsCols, rhs,
+            rhsCols, T(0), out, n);
     return;
   }
 
@@ -45,8 +54,9 @@ void dpc::cpu::matmul(const T *lhs, Dims lhsShape, const T *rhs, Dims rhsShape,
   std::vector<int64_t> index(rank, 0);
   int64_t lhsOffset = 0, rhsOffset = 0;
   for (int64_t b = 0; b < batchCount; ++b) {
-    gemm<T>(false, false, m, n, k, T(1), lhs + lhsOffset * m * k, k,
-            rhs + rhsOffset * k * n, n, T(0), out + b * m * n, n);
+    gemm<T>(transLhs, transRhs, m, n, k, T(1), lhs + lhsOffset * m * k,
+            lhsCols, rhs + rhsOffset * k * n, rhsCols, T(0), out + b * m * n,
+            n);
     for (int64_t d = rank - 1; d >= 0; --d) {
       lhsOffset += lhsStrides[d];
       rhsOffset += rhsStrides[d];
@@ -63,3 +73,8 @@ template void dpc::cpu::matmul<float>(const float *, Dims, const float *, Dims,
                                       float *, Dims);
 template void dpc::cpu::matmul<double>(const double *, Dims, const double *,
                                        Dims, double *, Dims);
+template void dpc::cpu::matmul<float>(const float *, Dims, bool, const float *,
+                                      Dims, bool, float *, Dims);
+template void dpc::cpu::matmul<double>(const double *, Dims, bool,
+                                       const double *, Dims, bool, double *,
+                                       Dims);

@@ -7,7 +7,9 @@
 // inside its consumer's loop (fused) reads at its consumer, and the operand
 // of an asynchronous collective is read until the collective's wait.
 // Values that only re-label another's elements (reshape, wait) share its
-// storage; arguments and constants live outside the arena.
+// storage, as does a slice that is a contiguous run of its operand;
+// arguments, constants and results written straight into the caller's
+// buffers live outside the arena.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,10 +40,20 @@ struct BufferPlan {
   Value getStorage(Value value) const;
 };
 
+/// Whether `op` is a slice whose result is one contiguous run of its
+/// operand's elements (only the first dimension cut, unit strides): it is
+/// then a view, at an element offset, not a copy.
+bool isContiguousSlice(Operation *op);
+
 /// Plans the single-block function `func`; `isFused(op)` says whether an
-/// op is computed inside its only user's loop (it then has no storage).
+/// op is computed inside its users (an elementwise op in its user's loop, a
+/// transpose by the GEMMs that read it): it then has no storage, and its
+/// operands are read where its users run.
+/// `isExternal(value)` says whether a value lives outside the arena (a
+/// result written straight into the caller's buffer).
 BufferPlan planBuffers(func::FuncOp func,
-                       llvm::function_ref<bool(Operation *)> isFused);
+                       llvm::function_ref<bool(Operation *)> isFused,
+                       llvm::function_ref<bool(Value)> isExternal);
 
 } // namespace mlir::dpc
 

@@ -40,6 +40,12 @@ const std::string &getKernelError();
 template <typename T>
 void matmul(const T *lhs, Dims lhsShape, const T *rhs, Dims rhsShape, T *out,
             Dims outShape);
+/// The same with either operand stored transposed in its last two
+/// dimensions (`lhsShape` and `rhsShape` are the stored shapes): a
+/// transpose feeding a product costs nothing.
+template <typename T>
+void matmul(const T *lhs, Dims lhsShape, bool transLhs, const T *rhs,
+            Dims rhsShape, bool transRhs, T *out, Dims outShape);
 
 struct Conv2DParams {
   std::array<int64_t, 2> strides;
