@@ -11,6 +11,7 @@ packages=(
   # Importer and runtime.
   libonnx-dev libprotobuf-dev protobuf-compiler
   libgloo-dev libopenblas-dev nlohmann-json3-dev coinor-libcbc-dev
+  libdnnl-dev
   # Python side: exporters, references and pytest. libopenblas0-openmp
   # makes Debian's torch multiply matrices at full speed.
   python3-torch python3-torchvision python3-onnx libopenblas0-openmp

@@ -35,6 +35,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <random>
+#include <thread>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -550,8 +551,9 @@ template <typename T> void append(std::string &out, const T &value) {
 class RankRunner {
 public:
   RankRunner(const ArtifactRunOptions &options, const Manifest &manifest,
-             int rank)
-      : options(options), manifest(manifest), rank(rank) {}
+             int rank, int ranksOnNode)
+      : options(options), manifest(manifest), rank(rank),
+        ranksOnNode(ranksOnNode) {}
 
   /// Runs every step; `report` is rank 0's JSON report.
   Status run(const ::dpc::MeshCommunicator::Options &connection,
@@ -571,7 +573,7 @@ private:
 
   const ArtifactRunOptions &options;
   const Manifest &manifest;
-  int rank;
+  int rank, ranksOnNode;
   std::unique_ptr<::dpc::MeshCommunicator> communicator;
   HostState host;
   const ProgramSpec *program = nullptr;
@@ -613,6 +615,20 @@ Status RankRunner::loadLibrary() {
   if (!function)
     return Status::error(path.str().str() + ": has no program '" +
                          program->symbol + "'");
+  // The node's cores are shared among its ranks: each runs its kernels
+  // (OpenBLAS, oneDNN's OpenMP) on its share, unless the user said.
+  if (!std::getenv("OMP_NUM_THREADS") && !std::getenv("OPENBLAS_NUM_THREADS")) {
+    int threads = std::max(1u, std::thread::hardware_concurrency() /
+                                   unsigned(std::max(1, ranksOnNode)));
+    // Looked up through the library: its dependencies are loaded locally.
+    if (auto setOpenMp = reinterpret_cast<void (*)(int)>(
+            ::dlsym(handle, "omp_set_num_threads")))
+      setOpenMp(threads);
+    for (void *scope : {handle, RTLD_DEFAULT})
+      if (auto setBlas = reinterpret_cast<void (*)(int)>(
+              ::dlsym(scope, "openblas_set_num_threads")))
+        setBlas(threads);
+  }
   // 64-byte aligned, as the buffer plan assumes.
   arenaStorage.resize(program->arenaBytes + 64);
   arena = reinterpret_cast<char *>(
@@ -1286,7 +1302,7 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
         int rank = firstRank + localRank;
         ::dpc::MeshCommunicator::Options mine = connection;
         mine.rank = rank;
-        RankRunner runner(options, manifest, rank);
+        RankRunner runner(options, manifest, rank, procsPerNode);
         Status runStatus = runner.run(mine, result);
         if (runStatus.isError()) {
           llvm::errs() << "\ndpc-run: error: " << runStatus.getMessage()

@@ -248,6 +248,7 @@ LogicalResult compileLibrary(Location loc, StringRef dir,
                                  DPC_CPU_KERNELS_LIBRARY,
                                  DPC_RUNTIME_LIBRARY,
                                  DPC_OPENBLAS_LIBRARY,
+                                 DPC_DNNL_LIBRARY,
                                  "-lz"};
   std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
                                           StringRef(log)};

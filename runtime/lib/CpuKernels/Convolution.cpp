@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
+#include "OneDnnConvolution.h"
 #include "KernelSupport.h"
 
 #include <algorithm>
@@ -133,6 +134,10 @@ template <typename T>
 void dpc::cpu::conv2d(const T *input, Dims inputShape, const T *filter,
                       Dims filterShape, const T *bias,
                       const Conv2DParams &params, T *out, Dims outShape) {
+  if constexpr (std::is_same_v<T, float>)
+    if (oneDnnConv2d(input, inputShape, filter, filterShape, bias, params, out,
+                     outShape))
+      return;
   int64_t batch = at(inputShape, 0), channels = at(inputShape, 1);
   int64_t filters = at(filterShape, 0), groupChannels = at(filterShape, 1);
   Geometry g{at(inputShape, 2),
@@ -168,6 +173,20 @@ void dpc::cpu::convTranspose2d(const T *input, Dims inputShape, const T *filter,
                                Dims filterShape, const T *bias,
                                const Conv2DParams &params, T *out,
                                Dims outShape) {
+  // The adjoint of a convolution with this (OIHW) filter: its backward data.
+  if constexpr (std::is_same_v<T, float>)
+    if (oneDnnConv2dBackwardData(input, inputShape, filter, filterShape,
+                                 params, out, outShape)) {
+      if (bias) {
+        int64_t planes = at(outShape, 1);
+        int64_t size = at(outShape, 2) * at(outShape, 3);
+        for (int64_t b = 0; b < at(outShape, 0); ++b)
+          for (int64_t f = 0; f < planes; ++f)
+            for (int64_t i = 0; i < size; ++i)
+              out[(b * planes + f) * size + i] += bias[f];
+      }
+      return;
+    }
   int64_t batch = at(inputShape, 0), channels = at(inputShape, 1);
   int64_t groupFilters = at(filterShape, 1), filters = at(outShape, 1);
   Geometry g{at(inputShape, 2),
@@ -208,6 +227,10 @@ void dpc::cpu::conv2dFilterGrad(const T *input, Dims inputShape,
                                 const T *outGrad, Dims outGradShape,
                                 const Conv2DParams &params, T *out,
                                 Dims outShape) {
+  if constexpr (std::is_same_v<T, float>)
+    if (oneDnnConv2dBackwardWeights(input, inputShape, outGrad, outGradShape,
+                                    params, out, outShape))
+      return;
   int64_t batch = at(inputShape, 0), channels = at(inputShape, 1);
   int64_t filters = at(outShape, 0), groupChannels = at(outShape, 1);
   Geometry g{at(inputShape, 2),
