@@ -42,6 +42,9 @@ Status dpc::writeFileAtomically(const std::string &path,
     return fileError(temporary, "cannot create");
   bool written =
       std::fwrite(contents.data(), 1, contents.size(), file) == contents.size();
+  // On disk before the rename makes it visible: a crash never leaves the
+  // new name with missing contents.
+  written = std::fflush(file) == 0 && ::fsync(::fileno(file)) == 0 && written;
   // fclose flushes, so it can fail too (a full disk).
   written = (std::fclose(file) == 0) && written;
   if (!written) {

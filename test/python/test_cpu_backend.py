@@ -177,22 +177,43 @@ def test_resume_equals_an_uninterrupted_run(steps, exported, tmp_path):
         assert np.linalg.norm((b[key] - a[key]).ravel()) / scale <= 1e-5, key
 
 
-def test_a_corrupt_checkpoint_is_refused(steps, exported, tmp_path):
+def test_checkpoints_are_shards_published_whole(steps, exported, tmp_path):
+    """Each rank writes its shard; the step's directory appears, and
+    `latest` names it, only once every shard is written. Rank 0 killed while
+    saving step 2 leaves step 1 published, and resuming from it gives the
+    parameters of an uninterrupted run. A shard whose bytes changed is
+    refused, named."""
     inputs, *_ = reference(steps, exported, "mlp")
     init, data = write_inputs(steps["mlp"], inputs, tmp_path)
     artifact = str(tmp_path / "model.dpc")
-    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
-    saved = str(tmp_path / "ckpt")
-    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--save", saved, steps=1)
+    compile_artifact(steps["mlp"], LAYOUTS["dp-tp-zero1"], artifact)
+    whole = str(tmp_path / "whole")
+    r, _ = train_artifact(artifact, init, data, whole)
     assert r.returncode == 0, r.stderr
-    path = os.path.join(saved, "checkpoint.npz")
-    blob = bytearray(open(path, "rb").read())
+    saved = tmp_path / "ckpt"
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--save", str(saved),
+                          "--save-every=1", "--fail-rank=0", "--fail-step=-2")
+    assert r.returncode != 0 and "stops while saving step 2" in r.stderr, r.stderr
+    assert open(saved / "latest").read() == "step-1\n"
+    assert sorted(os.listdir(saved / "step-1")) == ["meta.json"] + [
+        "rank%d.npz" % i for i in range(4)]
+    assert (saved / "step-2.partial").is_dir() and not (saved / "step-2").exists()
+    resumed = str(tmp_path / "resumed")
+    r, _ = train_artifact(artifact, init, data, resumed, "--resume", str(saved), steps=2)
+    assert r.returncode == 0, r.stderr
+    a, b = load_outputs(whole), load_outputs(resumed)
+    assert sorted(a) == sorted(b)
+    for key in a:
+        np.testing.assert_array_equal(b[key], a[key], err_msg=key)
+
+    shard = saved / "step-1" / "rank2.npz"
+    blob = bytearray(shard.read_bytes())
     blob[len(blob) // 2] ^= 0xFF
-    open(path, "wb").write(bytes(blob))
-    r, _ = train_artifact(artifact, init, data, str(tmp_path / "b"), "--resume", saved,
+    shard.write_bytes(bytes(blob))
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "b"), "--resume", str(saved),
                           steps=1)
     assert r.returncode != 0
-    assert "checkpoint.npz" in r.stderr, r.stderr
+    assert "rank2.npz: the checkpoint shard is corrupt" in r.stderr, r.stderr
 
 
 def test_not_an_artifact(tmp_path):

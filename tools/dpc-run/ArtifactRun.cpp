@@ -12,6 +12,7 @@
 
 #include "ArtifactRun.h"
 
+#include "dpc/Runtime/Checksum.h"
 #include "dpc/Runtime/FileIO.h"
 #include "dpc/Runtime/LocalRanks.h"
 #include "dpc/Runtime/MeshCommunicator.h"
@@ -267,20 +268,22 @@ Status readManifest(const std::string &dir, Manifest &manifest) {
 //===----------------------------------------------------------------------===//
 
 /// Calls `copy(globalOffset, blockOffset, bytes)` for every row of the
-/// block of `spec` that starts at `start`.
+/// block of `localShape` at `start` in a tensor of `shape`.
 template <typename Fn>
-void forEachRow(const TensorSpec &spec, const std::vector<int64_t> &start,
-                size_t elementBytes, Fn copy) {
-  int64_t rank = spec.shape.size();
+void forEachRow(const std::vector<int64_t> &shape,
+                const std::vector<int64_t> &localShape,
+                const std::vector<int64_t> &start, size_t elementBytes,
+                Fn copy) {
+  int64_t rank = shape.size();
   if (rank == 0)
     return copy(0, 0, elementBytes);
   llvm::SmallVector<int64_t, 8> strides(rank, 1);
   for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * spec.shape[d + 1];
+    strides[d] = strides[d + 1] * shape[d + 1];
   int64_t rows = 1;
   for (int64_t d = 0; d + 1 < rank; ++d)
-    rows *= spec.localShape[d];
-  size_t rowBytes = spec.localShape.back() * elementBytes;
+    rows *= localShape[d];
+  size_t rowBytes = localShape.back() * elementBytes;
   llvm::SmallVector<int64_t, 8> index(rank, 0);
   for (int64_t row = 0; row < rows && rowBytes > 0; ++row) {
     int64_t offset = 0;
@@ -288,7 +291,7 @@ void forEachRow(const TensorSpec &spec, const std::vector<int64_t> &start,
       offset += (start[d] + index[d]) * strides[d];
     copy(offset * elementBytes, row * rowBytes, rowBytes);
     for (int64_t d = rank - 2; d >= 0; --d) {
-      if (++index[d] < spec.localShape[d])
+      if (++index[d] < localShape[d])
         break;
       index[d] = 0;
     }
@@ -354,7 +357,7 @@ std::vector<std::byte> extractBlock(const TensorSpec &spec,
   for (int64_t size : spec.localShape)
     count *= size;
   std::vector<std::byte> block(count * element);
-  forEachRow(spec, spec.blocks[rank], element,
+  forEachRow(spec.shape, spec.localShape, spec.blocks[rank], element,
              [&](size_t from, size_t to, size_t bytes) {
                std::memcpy(block.data() + to, global.data.data() + from, bytes);
              });
@@ -363,7 +366,8 @@ std::vector<std::byte> extractBlock(const TensorSpec &spec,
 
 void insertBlock(const TensorSpec &spec, HostTensor &global, int rank,
                  const std::byte *block) {
-  forEachRow(spec, spec.blocks[rank], getDTypeSize(spec.dtype),
+  forEachRow(spec.shape, spec.localShape, spec.blocks[rank],
+             getDTypeSize(spec.dtype),
              [&](size_t to, size_t from, size_t bytes) {
                std::memcpy(global.data.data() + to, block + from, bytes);
              });
@@ -548,6 +552,110 @@ template <typename T> void append(std::string &out, const T &value) {
   out.append(reinterpret_cast<const char *>(&value), sizeof(T));
 }
 
+/// Reads the checkpoint in `dir` (its `latest`, or `dir` itself when it is
+/// one step's directory): every tensor, whole, keyed "role:name", and the
+/// step it was saved after. Shards are checked against the sizes and
+/// CRC-32Cs meta.json records; `where` is set to the step's directory.
+Status loadCheckpoint(const std::string &dir,
+                      std::vector<::dpc::NamedTensor> &tensors, int &step,
+                      std::string &where) {
+  llvm::SmallString<128> stepDir(dir);
+  std::string latest;
+  llvm::SmallString<128> latestPath(dir);
+  llvm::sys::path::append(latestPath, "latest");
+  if (::dpc::readFile(latestPath.str().str(), latest).isSuccess())
+    llvm::sys::path::append(stepDir, llvm::StringRef(latest).trim());
+  where = stepDir.str().str();
+  llvm::SmallString<128> metaPath(stepDir);
+  llvm::sys::path::append(metaPath, "meta.json");
+  std::string text;
+  if (Status status = ::dpc::readFile(metaPath.str().str(), text);
+      status.isError())
+    return Status::error(dir + ": not a dpc checkpoint (" +
+                         status.getMessage() + ")");
+  llvm::Expected<json::Value> parsed = json::parse(text);
+  const json::Object *meta = parsed ? parsed->getAsObject() : nullptr;
+  if (!parsed)
+    llvm::consumeError(parsed.takeError());
+  if (!meta || meta->getString("format") != llvm::StringRef("dpc-checkpoint") ||
+      !meta->getInteger("step") || !meta->getArray("tensors") ||
+      !meta->getArray("shards"))
+    return Status::error(metaPath.str().str() +
+                         ": not a dpc checkpoint's meta.json");
+  step = *meta->getInteger("step");
+  // The whole tensors, filled block by block.
+  llvm::StringMap<size_t> index;
+  for (const json::Value &entry : *meta->getArray("tensors")) {
+    const json::Object *object = entry.getAsObject();
+    std::vector<int64_t> shape;
+    std::optional<DType> dtype =
+        object ? parseDType(object->getString("dtype").value_or(""))
+               : std::nullopt;
+    if (!object || !object->getString("key") || !dtype ||
+        !readInts(object->get("shape"), shape))
+      return Status::error(metaPath.str().str() + ": a tensor is malformed");
+    index[*object->getString("key")] = tensors.size();
+    tensors.push_back(
+        {object->getString("key")->str(), HostTensor(*dtype, shape)});
+  }
+  for (const json::Value &entry : *meta->getArray("shards")) {
+    const json::Object *object = entry.getAsObject();
+    if (!object || !object->getString("file") || !object->getInteger("bytes") ||
+        !object->getInteger("crc32c"))
+      return Status::error(metaPath.str().str() + ": a shard is malformed");
+    llvm::SmallString<128> file(stepDir);
+    llvm::sys::path::append(file, *object->getString("file"));
+    std::string bytes;
+    if (Status status = ::dpc::readFile(file.str().str(), bytes);
+        status.isError())
+      return status;
+    if (int64_t(bytes.size()) != *object->getInteger("bytes") ||
+        int64_t(::dpc::crc32c(bytes.data(), bytes.size())) !=
+            *object->getInteger("crc32c"))
+      return Status::error(file.str().str() +
+                           ": the checkpoint shard is corrupt (its size or "
+                           "CRC-32C differs from meta.json's)");
+    std::vector<::dpc::NamedTensor> blocks;
+    if (Status status = ::dpc::readNpzFile(file.str().str(), blocks);
+        status.isError())
+      return status;
+    for (::dpc::NamedTensor &block : blocks) {
+      auto [key, startText] = llvm::StringRef(block.name).rsplit('@');
+      auto it = index.find(key);
+      std::vector<int64_t> start;
+      llvm::SmallVector<llvm::StringRef> parts;
+      startText.split(parts, ',', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef part : parts) {
+        int64_t value;
+        if (part.getAsInteger(10, value))
+          return Status::error(file.str().str() + ": block '" + block.name +
+                               "' has a malformed name");
+        start.push_back(value);
+      }
+      if (it == index.end())
+        return Status::error(file.str().str() + ": block '" + block.name +
+                             "' belongs to no tensor of meta.json");
+      HostTensor &whole = tensors[it->second].tensor;
+      bool fits = start.size() == whole.shape.size() &&
+                  block.tensor.shape.size() == whole.shape.size() &&
+                  block.tensor.dtype == whole.dtype;
+      for (size_t d = 0; fits && d < start.size(); ++d)
+        fits = start[d] >= 0 &&
+               start[d] + block.tensor.shape[d] <= whole.shape[d];
+      if (!fits)
+        return Status::error(file.str().str() + ": block '" + block.name +
+                             "' does not fit its tensor");
+      forEachRow(whole.shape, block.tensor.shape, start,
+                 getDTypeSize(whole.dtype),
+                 [&](size_t to, size_t from, size_t size) {
+                   std::memcpy(whole.data.data() + to,
+                               block.tensor.data.data() + from, size);
+                 });
+    }
+  }
+  return Status::success();
+}
+
 class RankRunner {
 public:
   RankRunner(const ArtifactRunOptions &options, const Manifest &manifest,
@@ -570,6 +678,12 @@ private:
                       const std::string &dir);
   /// Gathers every rank's spans; rank 0 writes them as a Chrome trace.
   Status writeTrace();
+  /// Whether this rank's copy of argument `spec` is kept up to date: its
+  /// program returns it, or no program does.
+  bool keepsUpToDate(const TensorSpec &spec) const;
+  /// Writes this rank's shard of the checkpoint of step `step`; rank 0
+  /// then publishes it (Checkpoint layout: see saveCheckpoint).
+  Status saveCheckpoint(int step);
 
   const ArtifactRunOptions &options;
   const Manifest &manifest;
@@ -639,28 +753,26 @@ Status RankRunner::loadLibrary() {
 Status RankRunner::initializeArguments() {
   std::vector<::dpc::NamedTensor> initial;
   std::string initPath = options.init;
-  if (!options.resumeDir.empty()) {
-    llvm::SmallString<128> checkpoint(options.resumeDir);
-    llvm::sys::path::append(checkpoint, "checkpoint.npz");
-    initPath = checkpoint.str().str();
-  } else if (initPath.empty() && !manifest.initial.empty()) {
+  if (options.resumeDir.empty() && initPath.empty() &&
+      !manifest.initial.empty()) {
     llvm::SmallString<128> file(manifest.dir);
     llvm::sys::path::append(file, manifest.initial);
     initPath = file.str().str();
   }
-  if (!initPath.empty())
+  if (!options.resumeDir.empty()) {
+    int step = 0;
+    if (Status status = loadCheckpoint(options.resumeDir, initial, step,
+                                       initPath);
+        status.isError())
+      return status;
+    firstStep = step + 1;
+  } else if (!initPath.empty()) {
     if (Status status = ::dpc::readNpzFile(initPath, initial); status.isError())
       return status;
+  }
   llvm::StringMap<const HostTensor *> byName;
   for (const ::dpc::NamedTensor &tensor : initial)
     byName[tensor.name] = &tensor.tensor;
-  if (!options.resumeDir.empty()) {
-    auto step = byName.find("dpc.step");
-    if (step == byName.end() || step->second->dtype != DType::I64 ||
-        step->second->getNumElements() != 1)
-      return Status::error(initPath + ": not a dpc checkpoint (no dpc.step)");
-    firstStep = step->second->getData<int64_t>()[0] + 1;
-  }
 
   for (const TensorSpec &spec : manifest.arguments) {
     std::vector<std::byte> block;
@@ -765,24 +877,138 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
   return Status::success();
 }
 
-Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
-  // Each rank sends the blocks it keeps up to date: those its program
-  // returns (a pipeline stage holds the other stages' parameters unused),
-  // or, for values no program updates, all.
-  auto updatedBy = [](const ProgramSpec &candidate, const TensorSpec &spec) {
+bool RankRunner::keepsUpToDate(const TensorSpec &spec) const {
+  // A pipeline stage holds the other stages' parameters, unused.
+  auto updatedBy = [&](const ProgramSpec &candidate) {
     return llvm::any_of(candidate.results, [&](const TensorSpec &result) {
       return result.key() == spec.key();
     });
   };
+  return updatedBy(*program) || llvm::none_of(manifest.programs, updatedBy);
+}
+
+/// The name of a block in a checkpoint shard: "role:name@start,start".
+std::string getBlockName(const TensorSpec &spec, int rank) {
+  std::string name = spec.key() + "@";
+  for (auto [i, start] : llvm::enumerate(spec.blocks[rank]))
+    name += (i ? "," : "") + std::to_string(start);
+  return name;
+}
+
+Status RankRunner::saveCheckpoint(int step) {
+  // DIR/step-<K>.partial/rank<r>.npz, one per rank, each written through a
+  // temporary file, fsync and rename; then rank 0 writes meta.json (the
+  // tensors, and every shard's size and CRC-32C), renames the directory to
+  // DIR/step-<K> and points DIR/latest at it. A run killed at any point
+  // leaves DIR/latest naming a whole checkpoint.
+  std::string name = "step-" + std::to_string(step);
+  llvm::SmallString<128> partial(options.saveDir);
+  llvm::sys::path::append(partial, name + ".partial");
+  if (std::error_code error = llvm::sys::fs::create_directories(partial))
+    return Status::error(partial.str().str() + ": " + error.message());
+  std::vector<::dpc::NamedTensor> shard;
+  for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
+    if ((spec.role != "param" && spec.role != "state" &&
+         spec.role != "opt_state") ||
+        !keepsUpToDate(spec))
+      continue;
+    HostTensor block(spec.dtype, spec.localShape);
+    std::memcpy(block.data.data(), arguments[index].data(),
+                arguments[index].size());
+    shard.push_back({getBlockName(spec, rank), std::move(block)});
+  }
+  llvm::SmallString<128> file(partial);
+  std::string shardName = "rank" + std::to_string(rank) + ".npz";
+  llvm::sys::path::append(file, shardName);
+  if (Status status = ::dpc::writeNpzFile(file.str().str(), shard);
+      status.isError())
+    return status;
+  std::string written;
+  if (Status status = ::dpc::readFile(file.str().str(), written);
+      status.isError())
+    return status;
+  std::string summary = std::to_string(written.size()) + " " +
+                        std::to_string(::dpc::crc32c(written.data(),
+                                                     written.size()));
+  std::vector<std::string> all;
+  if (Status status = communicator->allGatherWorld(summary, all);
+      status.isError())
+    return status;
+  if (rank == options.failRank && options.failStep == -step) {
+    llvm::errs() << "dpc-run: rank " << rank << " stops while saving step "
+                 << step << " (--fail-rank)\n";
+    llvm::errs().flush();
+    ::_exit(3);
+  }
+  if (rank == 0) {
+    json::Array tensors, shards;
+    for (const TensorSpec &spec : manifest.arguments)
+      if (spec.role == "param" || spec.role == "state" ||
+          spec.role == "opt_state") {
+        json::Array shape;
+        for (int64_t size : spec.shape)
+          shape.push_back(size);
+        tensors.push_back(json::Object{{"key", spec.key()},
+                                       {"dtype", getDTypeName(spec.dtype)},
+                                       {"shape", std::move(shape)}});
+      }
+    for (auto [from, text] : llvm::enumerate(all)) {
+      auto [bytes, crc] = llvm::StringRef(text).split(' ');
+      shards.push_back(json::Object{
+          {"file", "rank" + std::to_string(from) + ".npz"},
+          {"bytes", std::stoll(bytes.str())},
+          {"crc32c", std::stoll(crc.str())}});
+    }
+    std::string meta;
+    llvm::raw_string_ostream os(meta);
+    os << llvm::formatv("{0:2}",
+                        json::Value(json::Object{
+                            {"format", "dpc-checkpoint"},
+                            {"step", step},
+                            {"world_size", manifest.worldSize},
+                            {"tensors", std::move(tensors)},
+                            {"shards", std::move(shards)}}));
+    llvm::SmallString<128> metaPath(partial);
+    llvm::sys::path::append(metaPath, "meta.json");
+    if (Status status =
+            ::dpc::writeFileAtomically(metaPath.str().str(), meta);
+        status.isError())
+      return status;
+    llvm::SmallString<128> final(options.saveDir);
+    llvm::sys::path::append(final, name);
+    llvm::sys::fs::remove_directories(final);
+    if (std::error_code error = llvm::sys::fs::rename(partial, final))
+      return Status::error(final.str().str() + ": " + error.message());
+    llvm::SmallString<128> latest(options.saveDir);
+    llvm::sys::path::append(latest, "latest");
+    std::string previous;
+    (void)::dpc::readFile(latest.str().str(), previous);
+    if (Status status =
+            ::dpc::writeFileAtomically(latest.str().str(), name + "\n");
+        status.isError())
+      return status;
+    // The previous checkpoint is kept, older ones are removed.
+    std::error_code error;
+    for (llvm::sys::fs::directory_iterator it(options.saveDir, error), end;
+         !error && it != end; it.increment(error)) {
+      std::string entry = llvm::sys::path::filename(it->path()).str();
+      if (llvm::StringRef(entry).starts_with("step-") && entry != name &&
+          entry + "\n" != previous)
+        llvm::sys::fs::remove_directories(it->path());
+    }
+  }
+  // Nobody writes the next checkpoint before this one is published.
+  return communicator->barrier();
+}
+
+Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
+  // Each rank sends the blocks it keeps up to date.
   std::string mine;
   for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
     if (spec.role != "param" && spec.role != "state" &&
         spec.role != "opt_state")
       continue;
-    bool anyUpdates = llvm::any_of(manifest.programs, [&](const ProgramSpec &p) {
-      return updatedBy(p, spec);
-    });
-    if (anyUpdates && !updatedBy(*program, spec))
+    if (!keepsUpToDate(spec))
       continue;
     append(mine, uint64_t(index));
     append(mine, uint64_t(arguments[index].size()));
@@ -992,26 +1218,9 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       llvm::errs().flush();
     }
     if (!options.saveDir.empty() && options.saveEvery > 0 &&
-        (step % options.saveEvery == 0 || step == lastStep)) {
-      std::vector<::dpc::NamedTensor> global;
-      if (Status status = gatherState(global); status.isError())
+        (step % options.saveEvery == 0 || step == lastStep))
+      if (Status status = saveCheckpoint(step); status.isError())
         return status;
-      if (rank == 0) {
-        HostTensor stepTensor(DType::I64, {});
-        stepTensor.getData<int64_t>()[0] = step;
-        global.push_back({"dpc.step", std::move(stepTensor)});
-        if (std::error_code error =
-                llvm::sys::fs::create_directories(options.saveDir))
-          return Status::error(options.saveDir + ": " + error.message());
-        llvm::SmallString<128> path(options.saveDir);
-        llvm::sys::path::append(path, "checkpoint.npz");
-        // Written to a temporary file and renamed: a run killed here
-        // leaves the previous checkpoint whole.
-        if (Status status = ::dpc::writeNpzFile(path.str().str(), global);
-            status.isError())
-          return status;
-      }
-    }
   }
   if (rank == 0 && ::isatty(STDERR_FILENO))
     llvm::errs() << "\n";

@@ -22,9 +22,6 @@
 
 namespace dpc {
 
-/// CRC-32C (Castagnoli) of `size` bytes at `data`.
-uint32_t crc32c(const void *data, size_t size);
-
 class TensorBoardWriter {
 public:
   /// Creates the directory if needed and an event file in it.
