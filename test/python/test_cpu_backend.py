@@ -383,3 +383,34 @@ def test_a_plan_that_does_not_fit_is_refused(steps, exported, tmp_path):
     assert r.returncode != 0
     assert "the 2 ranks of this node need" in r.stderr and "but only 0.004 MiB" in r.stderr, \
         r.stderr
+
+
+def test_a_hung_rank_times_out_the_others(steps, exported, tmp_path):
+    """Rank 1 of 4 hangs at step 2 without dying: its peers give up after
+    --timeout, naming the collective they were waiting in, and the launcher
+    stops everyone."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp-tp-zero1"], artifact)
+    r = subprocess.run([DPC_RUN, artifact, "--steps=3", "--init", init, "--data", data,
+                        "--timeout=3", "--fail-rank=1", "--fail-step=2", "--fail-hangs"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "rank 1 hangs at step 2" in r.stderr, r.stderr
+    assert "failed: Timed out" in r.stderr and "dpc.all_" in r.stderr, r.stderr
+
+
+def test_scaling_against_one_rank(steps, exported, tmp_path):
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact, one = str(tmp_path / "model.dpc"), str(tmp_path / "one.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    r = subprocess.run([DPC_OPT, steps["mlp"], "--emit=cpu", "-o", one],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), "--scaling", one)
+    assert r.returncode == 0, r.stderr
+    assert "dpc-run: scaling:" in r.stdout and "efficiency" in r.stdout
+    assert report["scaling_efficiency"] == pytest.approx(
+        report["samples_per_second"] / (2 * report["one_rank_samples_per_second"]))

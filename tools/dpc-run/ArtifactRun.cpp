@@ -1157,9 +1157,13 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
   int lastStep = firstStep + options.steps - 1;
   for (int step = firstStep; step <= lastStep; ++step) {
     if (rank == options.failRank && step == options.failStep) {
-      llvm::errs() << "dpc-run: rank " << rank << " stops at step " << step
-                   << " (--fail-rank)\n";
+      llvm::errs() << "dpc-run: rank " << rank
+                   << (options.hang ? " hangs" : " stops") << " at step "
+                   << step << " (--fail-rank)\n";
       llvm::errs().flush();
+      // A hung rank holds its connections open and never answers.
+      while (options.hang)
+        ::pause();
       ::_exit(3);
     }
     host.waitSeconds = 0;
@@ -1394,6 +1398,45 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
   if (options.steps < 1 || options.steps > 100000000)
     return fail("--steps must be in [1, 100000000]");
 
+  // --scaling: the one-rank run first, on the same data and steps.
+  double baselineThroughput = 0;
+  if (!options.scalingBaseline.empty()) {
+    Manifest baseline;
+    if (Status status = readManifest(options.scalingBaseline, baseline);
+        status.isError())
+      return fail("--scaling: " + status.getMessage());
+    if (baseline.worldSize != 1)
+      return fail("--scaling: " + options.scalingBaseline + " runs on " +
+                  std::to_string(baseline.worldSize) +
+                  " ranks; compile the step without --mesh for one");
+    llvm::SmallString<128> reportPath;
+    if (std::error_code error = llvm::sys::fs::createTemporaryFile(
+            "dpc-scaling", "json", reportPath))
+      return fail("--scaling: " + error.message());
+    ArtifactRunOptions one = options;
+    one.artifact = options.scalingBaseline;
+    one.procsPerNode = 1;
+    one.nodes = 1;
+    one.nodeRank = 0;
+    one.reportJson = reportPath.str().str();
+    one.outputDir = one.saveDir = one.tensorboardDir = one.traceFile = "";
+    one.scalingBaseline = "";
+    one.saveEvery = 0;
+    llvm::outs() << "dpc-run: --scaling: one rank first\n";
+    if (failed(runArtifact(one)))
+      return failure();
+    auto text = llvm::MemoryBuffer::getFile(reportPath);
+    llvm::Expected<json::Value> parsed =
+        text ? json::parse((*text)->getBuffer())
+             : llvm::Expected<json::Value>(nullptr);
+    if (parsed && parsed->getAsObject())
+      baselineThroughput =
+          parsed->getAsObject()->getNumber("samples_per_second").value_or(0);
+    else if (!parsed)
+      llvm::consumeError(parsed.takeError());
+    llvm::sys::fs::remove(reportPath);
+  }
+
   // Who runs which ranks.
   int procsPerNode = options.procsPerNode, nodes = options.nodes,
       nodeRank = options.nodeRank, firstRank = 0;
@@ -1525,9 +1568,30 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
       reports);
   if (status.isError())
     return fail(status.getMessage());
-  if (!options.reportJson.empty() && !reports.empty() && firstRank == 0)
-    if (Status written =
-            ::dpc::writeFileAtomically(options.reportJson, reports.front());
+  if (reports.empty() || firstRank != 0)
+    return success();
+  std::string report = reports.front();
+  if (baselineThroughput > 0) {
+    llvm::Expected<json::Value> parsed = json::parse(report);
+    if (!parsed)
+      return fail("rank 0's report is broken: " +
+                  llvm::toString(parsed.takeError()));
+    json::Object &object = *parsed->getAsObject();
+    double throughput = object.getNumber("samples_per_second").value_or(0);
+    double efficiency = throughput / (manifest.worldSize * baselineThroughput);
+    llvm::outs() << llvm::formatv(
+        "dpc-run: scaling: {0:f1} samples/s on {1} ranks against {2:f1} on "
+        "one: {3:f2}x, efficiency {4:f1}%\n",
+        throughput, manifest.worldSize, baselineThroughput,
+        throughput / baselineThroughput, 100 * efficiency);
+    object["scaling_efficiency"] = efficiency;
+    object["one_rank_samples_per_second"] = baselineThroughput;
+    report.clear();
+    llvm::raw_string_ostream os(report);
+    os << json::Value(std::move(object));
+  }
+  if (!options.reportJson.empty())
+    if (Status written = ::dpc::writeFileAtomically(options.reportJson, report);
         written.isError())
       return fail(written.getMessage());
   return success();

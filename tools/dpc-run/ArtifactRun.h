@@ -56,6 +56,11 @@ struct ArtifactRunOptions {
   double memoryLimitBytes = 0;
   /// For tests: this rank exits at the start of the given step.
   int failRank = -1, failStep = 0;
+  /// For tests: the failing rank hangs instead of exiting.
+  bool hang = false;
+  /// A one-rank artifact of the same step: run first, for the scaling
+  /// efficiency of this run against it.
+  std::string scalingBaseline;
 };
 
 /// Runs the artifact; reports errors on stderr.

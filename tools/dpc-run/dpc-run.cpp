@@ -206,6 +206,13 @@ static cl::opt<int> failRank("fail-rank", cl::cat(trainCategory), cl::Hidden,
                              cl::init(-1),
                              cl::desc("For tests: this rank exits at "
                                       "--fail-step"));
+static cl::opt<bool> failHangs("fail-hangs", cl::cat(trainCategory),
+                               cl::Hidden,
+                               cl::desc("For tests: --fail-rank hangs"));
+static cl::opt<std::string> scalingBaseline(
+    "scaling", cl::cat(trainCategory), cl::value_desc("ONE-RANK.dpc"),
+    cl::desc("Also train this one-rank artifact of the same step first and "
+             "report the scaling efficiency against it"));
 static cl::opt<int> failStep("fail-step", cl::cat(trainCategory), cl::Hidden,
                              cl::init(1));
 
@@ -684,6 +691,8 @@ int main(int argc, char **argv) {
     options.tensorboardDir = tensorboardDir;
     options.traceFile = traceFile;
     options.failStep = failStep;
+    options.hang = failHangs;
+    options.scalingBaseline = scalingBaseline;
     return failed(runArtifact(options)) ? 1 : 0;
   }
   if (interpretFile.empty()) {
