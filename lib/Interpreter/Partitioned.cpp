@@ -58,7 +58,8 @@ Box getBox(ShardingAttr sharding, MeshOp mesh, int64_t device,
            ArrayRef<int64_t> shape) {
   Box box;
   box.start = getBlockStart(sharding, mesh, device, shape);
-  auto whole = RankedTensorType::get(shape, Float32Type::get(mesh.getContext()));
+  auto whole =
+      RankedTensorType::get(shape, Float32Type::get(mesh.getContext()));
   llvm::append_range(box.size, getLocalType(sharding, whole, mesh).getShape());
   return box;
 }

@@ -15,11 +15,11 @@ Status dpc::parseMemorySize(const std::string &text, double defaultUnitBytes,
   size_t end = begin == std::string::npos
                    ? begin
                    : text.find_first_not_of("0123456789.e", begin);
-  std::string number = begin == std::string::npos
-                           ? ""
-                           : text.substr(begin, end == std::string::npos
-                                                    ? std::string::npos
-                                                    : end - begin);
+  std::string number =
+      begin == std::string::npos
+          ? ""
+          : text.substr(begin, end == std::string::npos ? std::string::npos
+                                                        : end - begin);
   std::string unit = end == std::string::npos ? "" : text.substr(end);
   while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.back())))
     unit.pop_back();
@@ -30,11 +30,9 @@ Status dpc::parseMemorySize(const std::string &text, double defaultUnitBytes,
   if (number.empty() || *parsedEnd || !(value > 0) || std::isinf(value))
     return Status::error("'" + text + "' is not a positive size");
   static const std::pair<const char *, double> units[] = {
-      {"B", 1.0},        {"KB", 1e3},
-      {"MB", 1e6},       {"GB", 1e9},
-      {"TB", 1e12},      {"KiB", 1024.0},
-      {"MiB", 1048576.0}, {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0}};
+      {"B", 1.0},         {"KB", 1e3},           {"MB", 1e6},
+      {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
   if (unit.empty()) {
     bytes = value * defaultUnitBytes;
     return Status::success();

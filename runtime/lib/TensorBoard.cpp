@@ -62,12 +62,12 @@ double wallTime() {
 
 Status TensorBoardWriter::open(const std::string &dir) {
   if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
-    return Status::error(dir + ": cannot create the directory: " +
-                         std::strerror(errno));
+    return Status::error(
+        dir + ": cannot create the directory: " + std::strerror(errno));
   char host[256] = "localhost";
   ::gethostname(host, sizeof(host) - 1);
-  path = dir + "/events.out.tfevents." +
-         std::to_string(int64_t(wallTime())) + "." + host + ".dpc";
+  path = dir + "/events.out.tfevents." + std::to_string(int64_t(wallTime())) +
+         "." + host + ".dpc";
   file = std::fopen(path.c_str(), "wb");
   if (!file)
     return Status::error(path + ": cannot create: " + std::strerror(errno));

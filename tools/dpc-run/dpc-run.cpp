@@ -155,32 +155,35 @@ static cl::opt<std::string>
     initFile("init", cl::cat(trainCategory), cl::value_desc("FILE.npz"),
              cl::desc("Initial parameters and state, by name (default: the "
                       "artifact's)"));
-static cl::opt<double> learningRate(
-    "lr", cl::cat(trainCategory), cl::init(-1), cl::value_desc("RATE"),
-    cl::desc("Peak learning rate (default 0.01)"));
-static cl::opt<std::string> lrSchedule(
-    "lr-schedule", cl::cat(trainCategory), cl::init("constant"),
-    cl::value_desc("constant|linear|cosine"),
-    cl::desc("Decay after the warm-up (default constant)"));
+static cl::opt<double>
+    learningRate("lr", cl::cat(trainCategory), cl::init(-1),
+                 cl::value_desc("RATE"),
+                 cl::desc("Peak learning rate (default 0.01)"));
+static cl::opt<std::string>
+    lrSchedule("lr-schedule", cl::cat(trainCategory), cl::init("constant"),
+               cl::value_desc("constant|linear|cosine"),
+               cl::desc("Decay after the warm-up (default constant)"));
 static cl::opt<int> warmupSteps("warmup-steps", cl::cat(trainCategory),
                                 cl::init(0), cl::value_desc("K"),
                                 cl::desc("Linear warm-up steps"));
-static cl::opt<std::string> reportJson(
-    "report-json", cl::cat(trainCategory), cl::value_desc("FILE.json"),
-    cl::desc("Write the losses and timings as JSON"));
-static cl::opt<double> timeoutSeconds(
-    "timeout", cl::cat(trainCategory), cl::init(60), cl::value_desc("SECONDS"),
-    cl::desc("Give up on a peer after this long (default 60)"));
+static cl::opt<std::string>
+    reportJson("report-json", cl::cat(trainCategory),
+               cl::value_desc("FILE.json"),
+               cl::desc("Write the losses and timings as JSON"));
+static cl::opt<double>
+    timeoutSeconds("timeout", cl::cat(trainCategory), cl::init(60),
+                   cl::value_desc("SECONDS"),
+                   cl::desc("Give up on a peer after this long (default 60)"));
 static cl::opt<std::string> saveDir("save", cl::cat(trainCategory),
                                     cl::value_desc("DIR"),
                                     cl::desc("Write checkpoints to DIR"));
-static cl::opt<int> saveEvery("save-every", cl::cat(trainCategory),
-                              cl::init(0), cl::value_desc("K"),
+static cl::opt<int> saveEvery("save-every", cl::cat(trainCategory), cl::init(0),
+                              cl::value_desc("K"),
                               cl::desc("Checkpoint every K steps and at the "
                                        "end"));
-static cl::opt<std::string> resumeDir(
-    "resume", cl::cat(trainCategory), cl::value_desc("DIR"),
-    cl::desc("Continue from the checkpoint in DIR (any mesh)"));
+static cl::opt<std::string>
+    resumeDir("resume", cl::cat(trainCategory), cl::value_desc("DIR"),
+              cl::desc("Continue from the checkpoint in DIR (any mesh)"));
 static cl::opt<bool> checkSync(
     "check-sync", cl::cat(trainCategory),
     cl::desc("After every step, check that the replicas of every parameter "
@@ -206,8 +209,7 @@ static cl::opt<int> failRank("fail-rank", cl::cat(trainCategory), cl::Hidden,
                              cl::init(-1),
                              cl::desc("For tests: this rank exits at "
                                       "--fail-step"));
-static cl::opt<bool> failHangs("fail-hangs", cl::cat(trainCategory),
-                               cl::Hidden,
+static cl::opt<bool> failHangs("fail-hangs", cl::cat(trainCategory), cl::Hidden,
                                cl::desc("For tests: --fail-rank hangs"));
 static cl::opt<std::string> scalingBaseline(
     "scaling", cl::cat(trainCategory), cl::value_desc("ONE-RANK.dpc"),
@@ -673,7 +675,7 @@ int main(int argc, char **argv) {
     options.timeoutSeconds = timeoutSeconds;
     options.saveDir = saveDir;
     // Without --save-every, one checkpoint at the end.
-    options.saveEvery = saveDir.empty()  ? 0
+    options.saveEvery = saveDir.empty() ? 0
                         : saveEvery > 0 ? saveEvery.getValue()
                                         : std::numeric_limits<int>::max();
     options.resumeDir = resumeDir;

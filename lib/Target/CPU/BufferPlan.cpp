@@ -42,8 +42,8 @@ bool mlir::dpc::isContiguousSlice(Operation *op) {
   auto slice = dyn_cast<SliceOp>(op);
   if (!slice)
     return false;
-  ArrayRef<int64_t> in = cast<RankedTensorType>(slice.getInput().getType())
-                             .getShape();
+  ArrayRef<int64_t> in =
+      cast<RankedTensorType>(slice.getInput().getType()).getShape();
   ArrayRef<int64_t> out =
       cast<RankedTensorType>(slice.getResult().getType()).getShape();
   if (in.empty() || llvm::any_of(slice.getStride(),
@@ -65,10 +65,9 @@ struct Interval {
 };
 } // namespace
 
-BufferPlan
-mlir::dpc::planBuffers(func::FuncOp func,
-                       llvm::function_ref<bool(Operation *)> isFused,
-                       llvm::function_ref<bool(Value)> isExternal) {
+BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
+                                  llvm::function_ref<bool(Operation *)> isFused,
+                                  llvm::function_ref<bool(Value)> isExternal) {
   BufferPlan plan;
   Block &block = func.getBody().front();
   DenseMap<Operation *, int64_t> position;
@@ -117,9 +116,9 @@ mlir::dpc::planBuffers(func::FuncOp func,
   for (auto &entry : intervals)
     ordered.push_back(entry.second);
   llvm::sort(ordered, [](const Interval &a, const Interval &b) {
-    return a.start != b.start ? a.start < b.start
-                              : a.value.getAsOpaquePointer() <
-                                    b.value.getAsOpaquePointer();
+    return a.start != b.start
+               ? a.start < b.start
+               : a.value.getAsOpaquePointer() < b.value.getAsOpaquePointer();
   });
   std::vector<const Interval *> placed;
   for (Interval &interval : ordered) {

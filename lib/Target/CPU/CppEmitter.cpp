@@ -209,8 +209,8 @@ void ProgramEmitter::declareResults(Operation *op) {
       continue;
     std::string cType = getStorageCType(getElementType(result));
     if (auto slot = resultSlots.find(result); slot != resultSlots.end()) {
-      os << "  " << cType << " *" << name(result) << " = static_cast<"
-         << cType << " *>(results[" << slot->second << "]);\n";
+      os << "  " << cType << " *" << name(result) << " = static_cast<" << cType
+         << " *>(results[" << slot->second << "]);\n";
       continue;
     }
     if (isContiguousSlice(op)) {
@@ -250,8 +250,7 @@ void ProgramEmitter::emitFiniteCheck(Operation *op) {
       continue;
     os << "  if (host->checkFinite && !dpc::cpu::allFinite(" << name(result)
        << ", " << getNumElements(result) << "))\n    return fail(host, "
-       << describe(op) << ", \"result #" << index
-       << " holds NaN or Inf\");\n";
+       << describe(op) << ", \"result #" << index << " holds NaN or Inf\");\n";
   }
 }
 
@@ -331,7 +330,8 @@ LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
   os << "  {\n";
   bool checksDivisor = false, checksCast = false;
   for (Operation *current : chain) {
-    bool integerInput = isa<IntegerType>(getElementType(current->getOperand(0)));
+    bool integerInput =
+        isa<IntegerType>(getElementType(current->getOperand(0)));
     checksDivisor |= isa<DivOp>(current) && integerInput;
     checksCast |= isa<CastOp>(current) && !integerInput &&
                   isa<IntegerType>(getElementType(current->getResult(0)));
@@ -475,16 +475,17 @@ LogicalResult ProgramEmitter::emitCollective(Operation *op) {
   std::string ticket = "ticket" + std::to_string(nextTicket++);
   if (kind != Send)
     tickets[op->getResult(0)] = ticket;
-  os << "  static const int64_t " << ticket << "_shape[] = "
-     << (getShape(data).empty() ? "{0}" : dims(getShape(data))) << ";\n";
+  os << "  static const int64_t " << ticket
+     << "_shape[] = " << (getShape(data).empty() ? "{0}" : dims(getShape(data)))
+     << ";\n";
   os << "  const DpcCollectiveCall " << ticket << "_call = {" << kind << ", "
      << group << ", " << reduction << ", " << elementIndex << ", "
      << (kind == Recv ? "nullptr" : name(op->getOperand(0))) << ", "
      << (kind == Send ? "nullptr" : name(op->getResult(0))) << ", " << ticket
-     << "_shape, " << getShape(data).size() << ", " << dim << ", "
-     << concatDim << ", " << shift << ", " << describe(op) << "};\n";
-  os << "  const int64_t " << ticket << " = host->start(host->self, &"
-     << ticket << "_call);\n";
+     << "_shape, " << getShape(data).size() << ", " << dim << ", " << concatDim
+     << ", " << shift << ", " << describe(op) << "};\n";
+  os << "  const int64_t " << ticket << " = host->start(host->self, &" << ticket
+     << "_call);\n";
   os << "  if (" << ticket << " < 0)\n    return 1;\n";
   if (!op->hasAttr("async"))
     os << "  if (host->wait(host->self, " << ticket << ") != 0)\n"
@@ -523,8 +524,8 @@ LogicalResult ProgramEmitter::emitSliceOfGroup(AllSliceOp op) {
 namespace {
 std::string conv2dParams(ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
                          ArrayRef<int64_t> dilations, int64_t groups) {
-  return llvm::formatv("dpc::cpu::Conv2DParams{{{0}, {1}, {2}, {3}}", dims(strides),
-                       dims(padding), dims(dilations), groups)
+  return llvm::formatv("dpc::cpu::Conv2DParams{{{0}, {1}, {2}, {3}}",
+                       dims(strides), dims(padding), dims(dilations), groups)
       .str();
 }
 
@@ -615,8 +616,8 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
           return name(value) + ", " + dims(getShape(value)) + ", " +
                  (transposed ? "true" : "false");
         };
-        return call("matmul(" + operand(0) + ", " + operand(1) + ", " +
-                    out(0) + ", " + outShape(0) + ")");
+        return call("matmul(" + operand(0) + ", " + operand(1) + ", " + out(0) +
+                    ", " + outShape(0) + ")");
       })
       .Case([&](Conv2DOp conv) {
         return call("conv2d(" + in(0) + ", " + inShape(0) + ", " + in(1) +
@@ -680,23 +681,23 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
                     ", " + out(0) + ")");
       })
       .Case([&](BatchNormOp norm) {
-        return checked(
-            "batchNorm(" + in(0) + ", " + inShape(0) + ", " + in(1) + ", " +
-            in(2) + ", " + in(3) + ", " + in(4) + ", " +
-            literal(norm.getEpsilon().convertToFloat(), "double") + ", " +
-            literal(norm.getMomentum().convertToFloat(), "double") + ", " +
-            boolText(norm.getTraining()) + ", " + out(0) + ", " + out(1) +
-            ", " + out(2) + ")");
+        return checked("batchNorm(" + in(0) + ", " + inShape(0) + ", " + in(1) +
+                       ", " + in(2) + ", " + in(3) + ", " + in(4) + ", " +
+                       literal(norm.getEpsilon().convertToFloat(), "double") +
+                       ", " +
+                       literal(norm.getMomentum().convertToFloat(), "double") +
+                       ", " + boolText(norm.getTraining()) + ", " + out(0) +
+                       ", " + out(1) + ", " + out(2) + ")");
       })
       .Case([&](TopKOp top) {
         return call("topK(" + in(0) + ", " +
                     std::to_string(getNumElements(op->getOperand(0))) + ", " +
-                    std::to_string(top.getK()) + ", " + out(0) + ", " +
-                    out(1) + ")");
+                    std::to_string(top.getK()) + ", " + out(0) + ", " + out(1) +
+                    ")");
       })
       .Case([&](BroadcastToOp) {
-        return call("broadcastTo(" + in(0) + ", " + inShape(0) + ", " +
-                    out(0) + ", " + outShape(0) + ")");
+        return call("broadcastTo(" + in(0) + ", " + inShape(0) + ", " + out(0) +
+                    ", " + outShape(0) + ")");
       })
       .Case([&](TransposeOp t) {
         return call("transpose(" + in(0) + ", " + inShape(0) + ", " +
@@ -735,8 +736,8 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
           os << (i ? ", " : "") << name(result);
           sizes.push_back(getShape(result)[s.getAxis()]);
         }
-        os << "};\n    dpc::cpu::split(" << in(0) << ", " << inShape(0)
-           << ", " << s.getAxis() << ", " << dims(sizes) << ", outs);\n  }\n";
+        os << "};\n    dpc::cpu::split(" << in(0) << ", " << inShape(0) << ", "
+           << s.getAxis() << ", " << dims(sizes) << ", outs);\n  }\n";
         return success();
       })
       .Case([&](GatherOp g) {
@@ -776,14 +777,16 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
       .Case([&](SoftmaxCrossEntropyOp l) {
         return checked("classificationLoss(" + in(0) + ", " + inShape(0) +
                        ", " + in(1) + ", " + lossReduction(l.getReduction()) +
-                       ", " + literal(double(int64_t(l.getIgnoreIndex())), "int64_t") + ", true, " +
-                       out(0) + ")");
+                       ", " +
+                       literal(double(int64_t(l.getIgnoreIndex())), "int64_t") +
+                       ", true, " + out(0) + ")");
       })
       .Case([&](NllLossOp l) {
         return checked("classificationLoss(" + in(0) + ", " + inShape(0) +
                        ", " + in(1) + ", " + lossReduction(l.getReduction()) +
-                       ", " + literal(double(int64_t(l.getIgnoreIndex())), "int64_t") + ", false, " +
-                       out(0) + ")");
+                       ", " +
+                       literal(double(int64_t(l.getIgnoreIndex())), "int64_t") +
+                       ", false, " + out(0) + ")");
       })
       .Default([&](Operation *) {
         return op->emitError("the CPU backend does not compile '")

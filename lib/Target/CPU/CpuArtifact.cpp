@@ -29,8 +29,8 @@ namespace {
 SmallVector<func::FuncOp> getPrograms(ModuleOp module, StringRef name) {
   SmallVector<func::FuncOp> stages;
   for (int64_t s = 0;; ++s) {
-    auto stage = module.lookupSymbol<func::FuncOp>(
-        (name + ".stage" + Twine(s)).str());
+    auto stage =
+        module.lookupSymbol<func::FuncOp>((name + ".stage" + Twine(s)).str());
     if (!stage || !stage->hasAttr(DpcDialect::kPipelineStageAttrName))
       break;
     stages.push_back(stage);
@@ -113,8 +113,9 @@ json::Array toJson(ArrayRef<int64_t> values) {
 json::Object describeValue(DictionaryAttr attrs, Type localType, MeshOp mesh,
                            int64_t worldSize) {
   auto local = cast<RankedTensorType>(localType);
-  auto sharding = attrs ? attrs.getAs<ShardingAttr>(DpcDialect::kShardingAttrName)
-                        : ShardingAttr();
+  auto sharding = attrs
+                      ? attrs.getAs<ShardingAttr>(DpcDialect::kShardingAttrName)
+                      : ShardingAttr();
   RankedTensorType global =
       sharding && mesh ? getGlobalType(sharding, local, mesh) : local;
   auto [role, name] = getRole(attrs);
@@ -125,10 +126,10 @@ json::Object describeValue(DictionaryAttr attrs, Type localType, MeshOp mesh,
                      {"local_shape", toJson(local.getShape())}};
   json::Array blocks, partial;
   for (int64_t device = 0; device < worldSize; ++device)
-    blocks.push_back(toJson(
-        sharding && mesh
-            ? getBlockStart(sharding, mesh, device, global.getShape())
-            : SmallVector<int64_t>(local.getRank(), 0)));
+    blocks.push_back(
+        toJson(sharding && mesh
+                   ? getBlockStart(sharding, mesh, device, global.getShape())
+                   : SmallVector<int64_t>(local.getRank(), 0)));
   entry["blocks"] = std::move(blocks);
   if (sharding && mesh) {
     for (auto [axisAttr, kind] : llvm::zip_equal(sharding.getPartialAxes(),
@@ -143,9 +144,9 @@ json::Object describeValue(DictionaryAttr attrs, Type localType, MeshOp mesh,
         seen.insert(members.begin(), members.end());
         groups.push_back(toJson(members));
       }
-      partial.push_back(json::Object{
-          {"axis", axis}, {"kind", stringifyReductionKind(kind)},
-          {"groups", std::move(groups)}});
+      partial.push_back(json::Object{{"axis", axis},
+                                     {"kind", stringifyReductionKind(kind)},
+                                     {"groups", std::move(groups)}});
     }
   }
   entry["partial"] = std::move(partial);
@@ -202,8 +203,9 @@ MeshOp getMesh(func::FuncOp func) {
 
 json::Value attributeToJson(Attribute attr) {
   if (auto integer = dyn_cast<IntegerAttr>(attr))
-    return integer.getType().isInteger(1) ? json::Value(integer.getValue().getBoolValue())
-                                          : json::Value(integer.getInt());
+    return integer.getType().isInteger(1)
+               ? json::Value(integer.getValue().getBoolValue())
+               : json::Value(integer.getInt());
   if (auto real = dyn_cast<FloatAttr>(attr))
     return real.getValueAsDouble();
   if (auto text = dyn_cast<StringAttr>(attr))
@@ -281,9 +283,9 @@ LogicalResult mlir::dpc::writeCpuSource(ModuleOp module, raw_ostream &os,
         failed(emitCppProgram(program, "dpc_program_" + std::to_string(index),
                               groups, os, info)))
       return failure();
-    os << "// " << info.symbol << ": arena " << info.arenaBytes
-       << " bytes (" << info.unsharedBytes << " without reuse), "
-       << info.loops << " loops, " << info.fusedOps << " ops fused\n";
+    os << "// " << info.symbol << ": arena " << info.arenaBytes << " bytes ("
+       << info.unsharedBytes << " without reuse), " << info.loops << " loops, "
+       << info.fusedOps << " ops fused\n";
   }
   return success();
 }
@@ -298,7 +300,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   MeshOp mesh = getMesh(programs.front());
   int64_t worldSize = mesh ? mesh.getNumDevices() : 1;
   if (programs.size() > 1) {
-    std::optional<unsigned> axis = mesh ? mesh.getAxisIndex("pp") : std::nullopt;
+    std::optional<unsigned> axis =
+        mesh ? mesh.getAxisIndex("pp") : std::nullopt;
     if (!axis || mesh.getShape()[*axis] != int64_t(programs.size()))
       return programs.front().emitError("is one of ")
              << programs.size() << " pipeline stages, but its mesh's 'pp' "
@@ -331,27 +334,26 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       results.push_back(describeValue(program.getResultAttrDict(i),
                                       program.getResultTypes()[i], mesh,
                                       worldSize));
-    programEntries.push_back(json::Object{
-        {"symbol", symbol},
-        {"function", program.getSymName()},
-        {"ranks", std::move(ranks)},
-        {"arena_bytes", info.arenaBytes},
-        {"unshared_arena_bytes", info.unsharedBytes},
-        {"loops", info.loops},
-        {"fused_ops", info.fusedOps},
-        {"results", std::move(results)}});
+    programEntries.push_back(
+        json::Object{{"symbol", symbol},
+                     {"function", program.getSymName()},
+                     {"ranks", std::move(ranks)},
+                     {"arena_bytes", info.arenaBytes},
+                     {"unshared_arena_bytes", info.unsharedBytes},
+                     {"loops", info.loops},
+                     {"fused_ops", info.fusedOps},
+                     {"results", std::move(results)}});
   }
   // Every stage program takes the same arguments.
   json::Array arguments;
   func::FuncOp first = programs.front();
   for (unsigned i = 0; i < first.getNumArguments(); ++i) {
-    json::Object entry = describeValue(first.getArgAttrDict(i),
-                                       first.getArgumentTypes()[i], mesh,
-                                       worldSize);
-    auto input = first.getArgAttrOfType<StringAttr>(
-        i, DpcDialect::kInputAttrName);
-    if (input && isa<IntegerType>(
-                     getElementTypeOrSelf(first.getArgumentTypes()[i])))
+    json::Object entry = describeValue(
+        first.getArgAttrDict(i), first.getArgumentTypes()[i], mesh, worldSize);
+    auto input =
+        first.getArgAttrOfType<StringAttr>(i, DpcDialect::kInputAttrName);
+    if (input &&
+        isa<IntegerType>(getElementTypeOrSelf(first.getArgumentTypes()[i])))
       if (int64_t bound = getIndexBound(module, input.getValue()))
         entry["bound"] = bound;
     arguments.push_back(std::move(entry));
@@ -403,8 +405,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
 
   // Everything is written beside `path` and renamed into place.
   SmallString<128> temp;
-  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
-          (path + ".tmp").str(), temp))
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory((path + ".tmp").str(), temp))
     return module.emitError("cannot create a directory beside '")
            << path << "': " << ec.message();
   bool keepTemp = false;
@@ -423,7 +425,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       ec = out.error();
     }
     if (ec)
-      return module.emitError("cannot write '") << file << "': " << ec.message();
+      return module.emitError("cannot write '")
+             << file << "': " << ec.message();
     return success();
   };
   std::string manifestText;
@@ -452,8 +455,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       return module.emitError("'")
              << path << "' exists and is not a dpc artifact; not replacing it";
     if (std::error_code ec = llvm::sys::fs::remove_directories(path))
-      return module.emitError("cannot replace '") << path << "': "
-                                                  << ec.message();
+      return module.emitError("cannot replace '")
+             << path << "': " << ec.message();
   }
   if (std::error_code ec = llvm::sys::fs::rename(temp, path))
     return module.emitError("cannot move the artifact to '")

@@ -97,18 +97,21 @@ mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands) {
               return x() + " / " + y();
             // Truncates toward zero; a zero divisor is caught by the loop's
             // check (dpc_divisor_zero).
-            return "(" + y() + " == 0 ? (dpc_divisor_zero = true, int64_t(0)) "
-                   ": " + y() + " == -1 ? int64_t(0ULL - uint64_t" + x() +
+            return "(" + y() +
+                   " == 0 ? (dpc_divisor_zero = true, int64_t(0)) "
+                   ": " +
+                   y() + " == -1 ? int64_t(0ULL - uint64_t" + x() +
                    ") : " + x() + " / " + y() + ")";
           })
-          .Case([&](PowOp) { return "std::pow(" + operands[0] + ", " +
-                                    operands[1] + ")"; })
+          .Case([&](PowOp) {
+            return "std::pow(" + operands[0] + ", " + operands[1] + ")";
+          })
           .Case<MaxOp, MinOp>([&](Operation *) -> std::string {
             bool isMax = isa<MaxOp>(op);
-            std::string pick = isMax ? "(" + x() + " < " + y() + " ? " + y() +
-                                           " : " + x() + ")"
-                                     : "(" + y() + " < " + x() + " ? " + y() +
-                                           " : " + x() + ")";
+            std::string pick =
+                isMax
+                    ? "(" + x() + " < " + y() + " ? " + y() + " : " + x() + ")"
+                    : "(" + y() + " < " + x() + " ? " + y() + " : " + x() + ")";
             if (isInteger)
               return pick;
             // NaN propagates, as torch.maximum and torch.minimum do.

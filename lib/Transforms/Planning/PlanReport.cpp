@@ -1,15 +1,15 @@
 //===- PlanReport.cpp - Table, JSON and IR attributes of a plan -----------===//
 
 #include "dpc/Transforms/Planning/PlanReport.h"
-#include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -78,8 +78,8 @@ SmallVector<Group> getGroups(const Plan &plan,
           contracts |= rule.getFactorKind(f) == FactorKind::Reduction;
         if (!contracts)
           continue;
-        std::string key = op->getName().stripDialect().str() + " " +
-                          it->second.front().str();
+        std::string key =
+            op->getName().stripDialect().str() + " " + it->second.front().str();
         auto entry = llvm::find_if(
             histogram, [&](const auto &pair) { return pair.first == key; });
         if (entry == histogram.end())
@@ -128,10 +128,9 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
       plan.dataParallel * plan.tensorParallel * plan.pipelineParallel;
   os << "plan for " << devices << " devices (mesh " << context.mesh
      << ", cluster " << context.cluster << "): dp=" << plan.dataParallel
-     << " tp=" << plan.tensorParallel << " pp=" << plan.pipelineParallel
-     << ", " << plan.microBatches << " micro-batches of "
-     << plan.microBatchSize << " per replica, "
-     << stringifyPipelineSchedule(plan.schedule);
+     << " tp=" << plan.tensorParallel << " pp=" << plan.pipelineParallel << ", "
+     << plan.microBatches << " micro-batches of " << plan.microBatchSize
+     << " per replica, " << stringifyPipelineSchedule(plan.schedule);
   if (plan.chunks > 1)
     os << " (" << plan.chunks << " chunks)";
   os << ", recomputation " << (plan.recompute ? "on" : "off") << ", ZeRO-"
@@ -183,7 +182,8 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
   os << llvm::format("  exposed gradient sync    %.4g ms\n", ms(exposedSync));
   os << llvm::format("  optimizer step           %.4g ms\n",
                      ms(plan.optimizerTime));
-  os << llvm::format("  samples/s                %.4g\n", plan.samplesPerSecond);
+  os << llvm::format("  samples/s                %.4g\n",
+                     plan.samplesPerSecond);
   os << llvm::format("  model TFLOP/s per device %.4g\n",
                      plan.modelFlops / plan.stepTime / devices / 1e12);
   os << llvm::format("  MFU                      %.1f%%\n", plan.mfu * 100);
@@ -254,17 +254,16 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
       {"layer_groups", std::move(groups)},
       {"stages", std::move(stages)},
       {"totals",
-       llvm::json::Object{
-           {"step_time_s", plan.stepTime},
-           {"bubble_s", plan.bubbleTime},
-           {"optimizer_s", plan.optimizerTime},
-           {"samples_per_s", plan.samplesPerSecond},
-           {"model_flops", plan.modelFlops},
-           {"tflops_per_device",
-            plan.modelFlops / plan.stepTime / devices / 1e12},
-           {"mfu", plan.mfu},
-           {"peak_memory_bytes", peak},
-           {"memory_limit_bytes", plan.memoryLimit}}},
+       llvm::json::Object{{"step_time_s", plan.stepTime},
+                          {"bubble_s", plan.bubbleTime},
+                          {"optimizer_s", plan.optimizerTime},
+                          {"samples_per_s", plan.samplesPerSecond},
+                          {"model_flops", plan.modelFlops},
+                          {"tflops_per_device",
+                           plan.modelFlops / plan.stepTime / devices / 1e12},
+                          {"mfu", plan.mfu},
+                          {"peak_memory_bytes", peak},
+                          {"memory_limit_bytes", plan.memoryLimit}}},
       {"planning",
        llvm::json::Object{{"seconds", plan.planningSeconds},
                           {"integer_programs", plan.integerPrograms},
@@ -372,8 +371,8 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
     auto it = plan.parameters.find(
         graph.isParameter(arg) ? segmentation.getRepresentative(Value(arg))
                                : Value(arg));
-    TensorSharding sharding = TensorSharding::replicated(
-        cast<ShapedType>(arg.getType()).getRank());
+    TensorSharding sharding =
+        TensorSharding::replicated(cast<ShapedType>(arg.getType()).getRank());
     if (it != plan.parameters.end())
       sharding = it->second;
     else if (int64_t dim = graph.getBatchDim(arg); dim >= 0)

@@ -28,8 +28,10 @@ void dpc::cpu::matmul(const T *lhs, Dims lhsShape, bool transLhs, const T *rhs,
   int64_t lhsRank = getRank(lhsShape), rhsRank = getRank(rhsShape);
   int64_t outRank = getRank(outShape);
   // The stored matrices are [m, k] and [k, n], or their transposes.
-  int64_t lhsRows = at(lhsShape, lhsRank - 2), lhsCols = at(lhsShape, lhsRank - 1);
-  int64_t rhsRows = at(rhsShape, rhsRank - 2), rhsCols = at(rhsShape, rhsRank - 1);
+  int64_t lhsRows = at(lhsShape, lhsRank - 2),
+          lhsCols = at(lhsShape, lhsRank - 1);
+  int64_t rhsRows = at(rhsShape, rhsRank - 2),
+          rhsCols = at(rhsShape, rhsRank - 1);
   int64_t m = transLhs ? lhsCols : lhsRows, k = transLhs ? lhsRows : lhsCols;
   int64_t n = transRhs ? rhsRows : rhsCols;
   std::vector<int64_t> batch(outShape.begin(), outShape.end() - 2);
@@ -44,7 +46,8 @@ void dpc::cpu::matmul(const T *lhs, Dims lhsShape, bool transLhs, const T *rhs,
       std::vector<int64_t>(rhsShape.begin(), rhsShape.end() - 2), batch);
   bool rhsShared = std::all_of(rhsStrides.begin(), rhsStrides.end(),
                                [](int64_t stride) { return stride == 0; });
-  if (!transLhs && rhsShared && product(lhsShape, 0, lhsRank - 2) == batchCount) {
+  if (!transLhs && rhsShared &&
+      product(lhsShape, 0, lhsRank - 2) == batchCount) {
     gemm<T>(false, transRhs, batchCount * m, n, k, T(1), lhs, lhsCols, rhs,
             rhsCols, T(0), out, n);
     return;
@@ -54,9 +57,8 @@ void dpc::cpu::matmul(const T *lhs, Dims lhsShape, bool transLhs, const T *rhs,
   std::vector<int64_t> index(rank, 0);
   int64_t lhsOffset = 0, rhsOffset = 0;
   for (int64_t b = 0; b < batchCount; ++b) {
-    gemm<T>(transLhs, transRhs, m, n, k, T(1), lhs + lhsOffset * m * k,
-            lhsCols, rhs + rhsOffset * k * n, rhsCols, T(0), out + b * m * n,
-            n);
+    gemm<T>(transLhs, transRhs, m, n, k, T(1), lhs + lhsOffset * m * k, lhsCols,
+            rhs + rhsOffset * k * n, rhsCols, T(0), out + b * m * n, n);
     for (int64_t d = rank - 1; d >= 0; --d) {
       lhsOffset += lhsStrides[d];
       rhsOffset += rhsStrides[d];

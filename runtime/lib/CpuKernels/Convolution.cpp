@@ -12,8 +12,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
-#include "OneDnnConvolution.h"
 #include "KernelSupport.h"
+#include "OneDnnConvolution.h"
 
 #include <algorithm>
 #include <vector>
@@ -175,8 +175,8 @@ void dpc::cpu::convTranspose2d(const T *input, Dims inputShape, const T *filter,
                                Dims outShape) {
   // The adjoint of a convolution with this (OIHW) filter: its backward data.
   if constexpr (std::is_same_v<T, float>)
-    if (oneDnnConv2dBackwardData(input, inputShape, filter, filterShape,
-                                 params, out, outShape)) {
+    if (oneDnnConv2dBackwardData(input, inputShape, filter, filterShape, params,
+                                 out, outShape)) {
       if (bias) {
         int64_t planes = at(outShape, 1);
         int64_t size = at(outShape, 2) * at(outShape, 3);

@@ -31,7 +31,9 @@ dnnl::engine &getEngine() {
   return engine;
 }
 
-memory::dims toDims(Dims dims) { return memory::dims(dims.begin(), dims.end()); }
+memory::dims toDims(Dims dims) {
+  return memory::dims(dims.begin(), dims.end());
+}
 
 memory::desc activation(Dims shape) {
   return memory::desc(toDims(shape), memory::data_type::f32,
@@ -42,8 +44,7 @@ memory::desc activation(Dims shape) {
 memory::desc weights(Dims shape, int64_t groups) {
   memory::dims dims = toDims(shape);
   if (groups == 1)
-    return memory::desc(dims, memory::data_type::f32,
-                        memory::format_tag::oihw);
+    return memory::desc(dims, memory::data_type::f32, memory::format_tag::oihw);
   dims[0] /= groups;
   dims.insert(dims.begin(), groups);
   return memory::desc(dims, memory::data_type::f32, memory::format_tag::goihw);
@@ -78,9 +79,10 @@ std::string getKey(const char *kind, Dims a, Dims b, Dims c,
   return key + std::to_string(params.groups) + (bias ? "b" : "");
 }
 
-dnnl::convolution_forward::primitive_desc
-getForward(Dims src, Dims wei, Dims dst, const Conv2DParams &params,
-           bool bias) {
+dnnl::convolution_forward::primitive_desc getForward(Dims src, Dims wei,
+                                                     Dims dst,
+                                                     const Conv2DParams &params,
+                                                     bool bias) {
   Geometry g = getGeometry(params);
   memory::desc biasDesc =
       bias ? memory::desc({at(wei, 0)}, memory::data_type::f32,
@@ -157,8 +159,8 @@ bool detail::oneDnnConv2d(const float *input, Dims inputShape,
 
 bool detail::oneDnnConv2dBackwardData(const float *outGrad, Dims outGradShape,
                                       const float *filter, Dims filterShape,
-                                      const Conv2DParams &params,
-                                      float *inGrad, Dims inGradShape) {
+                                      const Conv2DParams &params, float *inGrad,
+                                      Dims inGradShape) {
   std::string key =
       getKey("bwd_data", outGradShape, filterShape, inGradShape, params, false);
   dnnl::primitive *primitive = lookup(key, [&] {
@@ -173,11 +175,11 @@ bool detail::oneDnnConv2dBackwardData(const float *outGrad, Dims outGradShape,
         dnnl::convolution_backward_data::primitive_desc(desc, getEngine(),
                                                         hint));
   });
-  return run(primitive,
-             {{DNNL_ARG_DIFF_DST, wrap(activation(outGradShape), outGrad)},
-              {DNNL_ARG_WEIGHTS,
-               wrap(weights(filterShape, params.groups), filter)},
-              {DNNL_ARG_DIFF_SRC, wrap(activation(inGradShape), inGrad)}});
+  return run(
+      primitive,
+      {{DNNL_ARG_DIFF_DST, wrap(activation(outGradShape), outGrad)},
+       {DNNL_ARG_WEIGHTS, wrap(weights(filterShape, params.groups), filter)},
+       {DNNL_ARG_DIFF_SRC, wrap(activation(inGradShape), inGrad)}});
 }
 
 bool detail::oneDnnConv2dBackwardWeights(const float *input, Dims inputShape,
@@ -185,8 +187,8 @@ bool detail::oneDnnConv2dBackwardWeights(const float *input, Dims inputShape,
                                          Dims outGradShape,
                                          const Conv2DParams &params,
                                          float *filterGrad, Dims filterShape) {
-  std::string key = getKey("bwd_weights", inputShape, outGradShape,
-                           filterShape, params, false);
+  std::string key = getKey("bwd_weights", inputShape, outGradShape, filterShape,
+                           params, false);
   dnnl::primitive *primitive = lookup(key, [&] {
     Geometry g = getGeometry(params);
     dnnl::convolution_backward_weights::desc desc(

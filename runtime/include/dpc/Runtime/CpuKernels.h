@@ -132,8 +132,7 @@ bool batchNorm(const T *input, Dims shape, const T *scale, const T *bias,
 /// The `k` elements of largest magnitude of the vector `input` and their
 /// positions, by decreasing magnitude, ties by position (NaN largest).
 template <typename T>
-void topK(const T *input, int64_t size, int64_t k, T *values,
-          int64_t *indices);
+void topK(const T *input, int64_t size, int64_t k, T *values, int64_t *indices);
 
 //===----------------------------------------------------------------------===//
 // Data movement (T is float, double or int64_t)
@@ -145,8 +144,8 @@ template <typename T>
 void transpose(const T *input, Dims inputShape, Dims permutation, T *out);
 /// `inputs[i]` has shape `inputShapes[i]`.
 template <typename T>
-void concat(const T *const *inputs, const Dims *inputShapes,
-            int64_t numInputs, int64_t axis, T *out);
+void concat(const T *const *inputs, const Dims *inputShapes, int64_t numInputs,
+            int64_t axis, T *out);
 template <typename T>
 void slice(const T *input, Dims inputShape, Dims start, Dims stride, T *out,
            Dims outShape);
@@ -167,8 +166,7 @@ bool gatherElements(const T *input, Dims inputShape, const int64_t *indices,
                     Dims indicesShape, int64_t axis, T *out);
 template <typename T>
 bool scatterAddElements(const T *updates, const int64_t *indices,
-                        Dims indicesShape, int64_t axis, T *out,
-                        Dims outShape);
+                        Dims indicesShape, int64_t axis, T *out, Dims outShape);
 /// `input` surrounded by `low`/`high` and interleaved with `interior`
 /// elements of `value`.
 template <typename T>
@@ -194,9 +192,9 @@ enum class LossReduction { None, Sum, Mean };
 /// `input` [N, C, d...] against `labels` [N, d...]; fails on a label that
 /// is neither `ignoreIndex` nor a class.
 template <typename T>
-bool classificationLoss(const T *input, Dims inputShape,
-                        const int64_t *labels, LossReduction reduction,
-                        int64_t ignoreIndex, bool fromLogits, T *out);
+bool classificationLoss(const T *input, Dims inputShape, const int64_t *labels,
+                        LossReduction reduction, int64_t ignoreIndex,
+                        bool fromLogits, T *out);
 
 } // namespace dpc::cpu
 

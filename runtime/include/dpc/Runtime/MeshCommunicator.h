@@ -28,8 +28,14 @@
 
 namespace dpc {
 
-enum class CollectiveKind { AllReduce, ReduceScatter, AllGather, AllToAll,
-                            Send, Recv };
+enum class CollectiveKind {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  AllToAll,
+  Send,
+  Recv
+};
 enum class CollectiveReduction { Sum, Mean, Max, Min };
 enum class CollectiveElement { F32, F64, I64 };
 

@@ -1,0 +1,216 @@
+//===- Manifest.cpp - What an artifact says it holds ----------------------===//
+
+#include "Manifest.h"
+
+#include "dpc/Runtime/ProgramAbi.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+
+using namespace mlir::dpc;
+using namespace mlir::dpc::artifact;
+using ::dpc::DType;
+using ::dpc::HostTensor;
+using ::dpc::Status;
+using llvm::StringRef;
+namespace json = llvm::json;
+
+static Status parseError(const std::string &path, const std::string &what) {
+  return Status::error(path + ": not a valid dpc artifact manifest: " + what);
+}
+
+std::optional<DType> artifact::parseDType(llvm::StringRef name) {
+  static const std::pair<const char *, DType> names[] = {
+      {"float32", DType::F32}, {"float64", DType::F64},
+      {"float16", DType::F32}, {"bfloat16", DType::F32},
+      {"int64", DType::I64},   {"int32", DType::I64},
+      {"int16", DType::I64},   {"int8", DType::I64},
+      {"bool", DType::I64}};
+  for (auto [text, dtype] : names)
+    if (name == text)
+      return dtype;
+  return std::nullopt;
+}
+
+bool artifact::readInts(const json::Value *value, std::vector<int64_t> &out) {
+  const json::Array *array = value ? value->getAsArray() : nullptr;
+  if (!array)
+    return false;
+  for (const json::Value &element : *array) {
+    std::optional<int64_t> number = element.getAsInteger();
+    if (!number)
+      return false;
+    out.push_back(*number);
+  }
+  return true;
+}
+
+static bool readGroups(const json::Value *value,
+                       std::vector<std::vector<int>> &groups) {
+  const json::Array *array = value ? value->getAsArray() : nullptr;
+  if (!array)
+    return false;
+  for (const json::Value &group : *array) {
+    std::vector<int64_t> members;
+    if (!readInts(&group, members))
+      return false;
+    groups.emplace_back(members.begin(), members.end());
+  }
+  return true;
+}
+
+static Status parseTensor(const std::string &path, const json::Object &object,
+                          int worldSize, TensorSpec &spec) {
+  std::optional<StringRef> role = object.getString("role");
+  std::optional<StringRef> name = object.getString("name");
+  std::optional<StringRef> dtype = object.getString("dtype");
+  if (!role || !name || !dtype)
+    return parseError(path, "a tensor lacks role, name or dtype");
+  spec.role = role->str();
+  spec.name = name->str();
+  std::optional<DType> parsed = parseDType(*dtype);
+  if (!parsed)
+    return parseError(path, "tensor '" + spec.name + "' has dtype " +
+                                dtype->str() + ", which dpc-run does not hold");
+  spec.dtype = *parsed;
+  if (!readInts(object.get("shape"), spec.shape) ||
+      !readInts(object.get("local_shape"), spec.localShape) ||
+      spec.shape.size() != spec.localShape.size())
+    return parseError(path, "tensor '" + spec.name + "' has a bad shape");
+  const json::Array *blocks = object.getArray("blocks");
+  if (!blocks || int(blocks->size()) != worldSize)
+    return parseError(path, "tensor '" + spec.name +
+                                "' does not give a block for every rank");
+  for (const json::Value &block : *blocks) {
+    std::vector<int64_t> start;
+    if (!readInts(&block, start) || start.size() != spec.shape.size())
+      return parseError(path, "tensor '" + spec.name + "' has a bad block");
+    for (size_t d = 0; d < start.size(); ++d)
+      if (start[d] < 0 || start[d] + spec.localShape[d] > spec.shape[d])
+        return parseError(path, "tensor '" + spec.name +
+                                    "' has a block outside its shape");
+    spec.blocks.push_back(std::move(start));
+  }
+  if (std::optional<int64_t> bound = object.getInteger("bound");
+      bound && *bound > 0)
+    spec.bound = *bound;
+  if (const json::Array *partial = object.getArray("partial"))
+    for (const json::Value &entry : *partial) {
+      const json::Object *reduction = entry.getAsObject();
+      std::vector<std::vector<int>> groups;
+      if (!reduction || !reduction->getString("kind") ||
+          !readGroups(reduction->get("groups"), groups))
+        return parseError(path, "tensor '" + spec.name +
+                                    "' has a bad partial reduction");
+      spec.partial.push_back({reduction->getString("kind")->str(), groups});
+    }
+  return Status::success();
+}
+
+Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::string file = path.str().str();
+  auto buffer = llvm::MemoryBuffer::getFile(file);
+  if (!buffer)
+    return Status::error(dir +
+                         ": not a dpc artifact (no readable "
+                         "manifest.json: " +
+                         buffer.getError().message() + ")");
+  llvm::Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  if (!parsed)
+    return parseError(file, llvm::toString(parsed.takeError()));
+  const json::Object *root = parsed->getAsObject();
+  if (!root || root->getString("format") != StringRef("dpc-artifact"))
+    return parseError(file, "its format is not dpc-artifact");
+  if (root->getInteger("abi") != DPC_PROGRAM_ABI_VERSION)
+    return parseError(file,
+                      "it was built for another dpc-run (ABI " +
+                          std::to_string(root->getInteger("abi").value_or(0)) +
+                          ", this one runs " +
+                          std::to_string(DPC_PROGRAM_ABI_VERSION) + ")");
+  if (root->getString("backend") != StringRef("cpu"))
+    return parseError(file, "its backend is not cpu");
+  manifest.dir = dir;
+  manifest.library = root->getString("library").value_or("libmodel.so").str();
+  manifest.step = root->getString("step").value_or("train_step").str();
+  manifest.initial = root->getString("initial").value_or("").str();
+  std::optional<int64_t> world = root->getInteger("world_size");
+  if (!world || *world < 1 || *world > 65536)
+    return parseError(file, "world_size is missing or out of [1, 65536]");
+  manifest.worldSize = *world;
+  if (const json::Array *groups = root->getArray("groups"))
+    for (const json::Value &group : *groups) {
+      const json::Object *object = group.getAsObject();
+      std::vector<std::vector<int>> members;
+      if (!object || !readGroups(object->get("members"), members))
+        return parseError(file, "a group has no members");
+      manifest.groups.push_back(std::move(members));
+    }
+  const json::Array *arguments = root->getArray("arguments");
+  const json::Array *programs = root->getArray("programs");
+  if (!arguments || !programs || programs->empty())
+    return parseError(file, "it lists no arguments or no programs");
+  for (const json::Value &argument : *arguments) {
+    TensorSpec spec;
+    if (!argument.getAsObject())
+      return parseError(file, "an argument is not an object");
+    if (Status status = parseTensor(file, *argument.getAsObject(),
+                                    manifest.worldSize, spec);
+        status.isError())
+      return status;
+    manifest.arguments.push_back(std::move(spec));
+  }
+  for (const json::Value &entry : *programs) {
+    const json::Object *object = entry.getAsObject();
+    ProgramSpec program;
+    std::vector<int64_t> ranks;
+    if (!object || !object->getString("symbol") ||
+        !readInts(object->get("ranks"), ranks) ||
+        !object->getInteger("arena_bytes") || !object->getArray("results"))
+      return parseError(file, "a program lacks symbol, ranks, arena_bytes "
+                              "or results");
+    program.symbol = object->getString("symbol")->str();
+    program.ranks.assign(ranks.begin(), ranks.end());
+    program.arenaBytes = *object->getInteger("arena_bytes");
+    for (const json::Value &result : *object->getArray("results")) {
+      TensorSpec spec;
+      if (!result.getAsObject())
+        return parseError(file, "a result is not an object");
+      if (Status status = parseTensor(file, *result.getAsObject(),
+                                      manifest.worldSize, spec);
+          status.isError())
+        return status;
+      program.results.push_back(std::move(spec));
+    }
+    manifest.programs.push_back(std::move(program));
+  }
+  if (const json::Object *plan = root->getObject("plan")) {
+    manifest.predictedStepSeconds = plan->getNumber("step_time_s").value_or(0);
+    manifest.predictedPeakBytes =
+        plan->getNumber("peak_memory_bytes").value_or(0);
+  }
+  return Status::success();
+}
+
+double artifact::getTensorBytes(const Manifest &manifest, int rank) {
+  auto bytesOf = [](const TensorSpec &spec) {
+    double bytes = double(getDTypeSize(spec.dtype));
+    for (int64_t size : spec.localShape)
+      bytes *= double(size);
+    return bytes;
+  };
+  double total = 0;
+  for (const TensorSpec &spec : manifest.arguments)
+    total += bytesOf(spec);
+  for (const ProgramSpec &program : manifest.programs)
+    if (std::find(program.ranks.begin(), program.ranks.end(), rank) !=
+        program.ranks.end()) {
+      total += double(program.arenaBytes);
+      for (const TensorSpec &spec : program.results)
+        total += bytesOf(spec);
+    }
+  return total;
+}

@@ -1,0 +1,72 @@
+//===- Manifest.h - What an artifact says it holds --------------*- C++ -*-===//
+//
+// manifest.json as dpc-run reads it (lib/Target/CPU/CpuArtifact.cpp writes
+// it): the mesh's groups, and for every program the ranks that run it and
+// where each rank's block of every argument and result starts.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TOOLS_DPC_RUN_MANIFEST_H
+#define DPC_TOOLS_DPC_RUN_MANIFEST_H
+
+#include "dpc/Runtime/HostTensor.h"
+#include "dpc/Runtime/Status.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mlir::dpc::artifact {
+
+/// A tensor a program takes or returns.
+struct TensorSpec {
+  std::string role, name;
+  ::dpc::DType dtype = ::dpc::DType::F32;
+  std::vector<int64_t> shape, localShape;
+  /// Per rank, where its block starts.
+  std::vector<std::vector<int64_t>> blocks;
+  /// Pending partial reductions: kind and the groups of ranks.
+  std::vector<std::pair<std::string, std::vector<std::vector<int>>>> partial;
+
+  /// For integer inputs: synthetic values are drawn from [0, bound).
+  int64_t bound = 2;
+
+  std::string key() const { return role + ":" + name; }
+};
+
+struct ProgramSpec {
+  std::string symbol;
+  std::vector<int> ranks;
+  int64_t arenaBytes = 0;
+  std::vector<TensorSpec> results;
+};
+
+struct Manifest {
+  std::string dir, library, step, initial;
+  int worldSize = 1;
+  std::vector<std::vector<std::vector<int>>> groups;
+  std::vector<TensorSpec> arguments;
+  std::vector<ProgramSpec> programs;
+  double predictedStepSeconds = 0, predictedPeakBytes = 0;
+};
+
+/// Reads DIR/manifest.json; errors name the file and what is wrong.
+::dpc::Status readManifest(const std::string &dir, Manifest &manifest);
+
+/// The element type dpc-run holds a manifest dtype in.
+std::optional<::dpc::DType> parseDType(llvm::StringRef name);
+
+/// A JSON list of integers.
+bool readInts(const llvm::json::Value *value, std::vector<int64_t> &out);
+
+/// The bytes rank `rank` holds in tensors: its arguments, results and
+/// arena, which the manifest gives exactly.
+double getTensorBytes(const Manifest &manifest, int rank);
+
+} // namespace mlir::dpc::artifact
+
+#endif // DPC_TOOLS_DPC_RUN_MANIFEST_H

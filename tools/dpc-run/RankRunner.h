@@ -1,0 +1,108 @@
+//===- RankRunner.h - One rank of a training job ----------------*- C++ -*-===//
+//
+// A rank connects its communicator, opens the artifact's library, cuts its
+// blocks out of the initial values, and runs its program once per step,
+// feeding the updated parameters, state and optimizer state back as the
+// next step's arguments; it writes checkpoints, and rank 0 reports.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TOOLS_DPC_RUN_RANKRUNNER_H
+#define DPC_TOOLS_DPC_RUN_RANKRUNNER_H
+
+#include "ArtifactRun.h"
+#include "Manifest.h"
+#include "TrainingData.h"
+
+#include "dpc/Runtime/MeshCommunicator.h"
+#include "dpc/Runtime/ProgramAbi.h"
+#include "dpc/Runtime/TensorBoard.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+
+namespace mlir::dpc::artifact {
+
+using Clock = std::chrono::steady_clock;
+
+/// What the program's host callbacks need: the communicator and the time
+/// spent waiting for it.
+struct HostState {
+  ::dpc::MeshCommunicator *communicator = nullptr;
+  std::string error;
+  double waitSeconds = 0;
+  /// For --trace: the name of each ticket's collective, and the waits.
+  bool tracing = false;
+  std::map<int64_t, std::string> names;
+  struct Span {
+    std::string name, category;
+    double begin, end; // seconds since the run started
+  };
+  std::vector<Span> spans;
+  Clock::time_point origin = Clock::now();
+
+  double now() const {
+    return std::chrono::duration<double>(Clock::now() - origin).count();
+  }
+};
+
+/// The host callbacks of ProgramAbi.h, on a HostState.
+int64_t hostStart(void *self, const DpcCollectiveCall *call);
+int32_t hostWait(void *self, int64_t ticket);
+int32_t hostGroupPosition(void *self, int32_t group);
+void hostFail(void *self, const char *message);
+
+class RankRunner {
+public:
+  RankRunner(const ArtifactRunOptions &options, const Manifest &manifest,
+             int rank, int ranksOnNode)
+      : options(options), manifest(manifest), rank(rank),
+        ranksOnNode(ranksOnNode) {}
+
+  /// Runs every step; `report` is rank 0's JSON report.
+  ::dpc::Status run(const ::dpc::MeshCommunicator::Options &connection,
+                    std::string &report);
+
+private:
+  ::dpc::Status loadLibrary();
+  ::dpc::Status initializeArguments();
+  ::dpc::Status runStep(int step, double lr, double &loss, bool &hasLoss);
+  /// The global values of every parameter, state and optimizer slot on
+  /// rank 0 (empty elsewhere).
+  ::dpc::Status gatherState(std::vector<::dpc::NamedTensor> &global);
+  ::dpc::Status writeOutputs(const std::vector<::dpc::NamedTensor> &global,
+                             const std::string &dir);
+  /// Gathers every rank's spans; rank 0 writes them as a Chrome trace.
+  ::dpc::Status writeTrace();
+  /// Whether this rank's copy of argument `spec` is kept up to date: its
+  /// program returns it, or no program does.
+  bool keepsUpToDate(const TensorSpec &spec) const;
+  /// Writes this rank's shard of the checkpoint of step `step`; rank 0
+  /// then publishes it (Checkpoint layout: see saveCheckpoint).
+  ::dpc::Status saveCheckpoint(int step);
+
+  const ArtifactRunOptions &options;
+  const Manifest &manifest;
+  int rank, ranksOnNode;
+  std::unique_ptr<::dpc::MeshCommunicator> communicator;
+  HostState host;
+  const ProgramSpec *program = nullptr;
+  DpcProgramFn function = nullptr;
+  std::vector<std::vector<std::byte>> arguments, results;
+  std::vector<char, std::allocator<char>> arenaStorage;
+  char *arena = nullptr;
+  DataSource data;
+  double defaultLr = 0.01;
+  int firstStep = 1;
+  /// The step's gradient norm, when the program returns it (clipping).
+  double gradNorm = std::nan("");
+  std::unique_ptr<::dpc::TensorBoardWriter> tensorboard;
+  /// Compares the replicas of each block gathered; names the first that
+  /// differ.
+};
+
+} // namespace mlir::dpc::artifact
+
+#endif // DPC_TOOLS_DPC_RUN_RANKRUNNER_H
