@@ -414,3 +414,22 @@ def test_scaling_against_one_rank(steps, exported, tmp_path):
     assert "dpc-run: scaling:" in r.stdout and "efficiency" in r.stdout
     assert report["scaling_efficiency"] == pytest.approx(
         report["samples_per_second"] / (2 * report["one_rank_samples_per_second"]))
+
+
+def test_bf16_loss_curve(exported, tmp_path):
+    """Mixed precision (bf16 compute, fp32 master weights) compiled for two
+    data-parallel ranks follows the interpreter's bf16 loss curve: every
+    f16/bf16 result is rounded to its type, in loops and after kernels, as
+    the interpreter rounds after every op. The GEMMs sum in another order
+    before rounding, so the curves agree to 1e-4, not to the bit."""
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
+                    "--optimizer=adamw", "--precision=bf16", "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
+    _, losses = run_steps(step, inputs, hyper, 5, "fp32")
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(step, LAYOUTS["dp"], artifact)
+    init, data = write_inputs(step, inputs, tmp_path)
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), steps=5)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(report["losses"], losses, rtol=1e-4)

@@ -129,6 +129,9 @@ private:
   LogicalResult emitElementwiseLoop(Operation *op);
   LogicalResult emitCollective(Operation *op);
   LogicalResult emitSliceOfGroup(AllSliceOp op);
+  /// Rounds the f16/bf16 results of a kernel (held in floats) to their
+  /// type, as the interpreter does after every op; loops round as they go.
+  void emitRounding(Operation *op);
   /// Under host->checkFinite, fails on a float result of `op` that holds
   /// NaN or Inf, naming the op: where a divergence starts.
   void emitFiniteCheck(Operation *op);
@@ -239,6 +242,27 @@ void ProgramEmitter::declareResults(Operation *op) {
 void ProgramEmitter::emitChecked(Operation *op, const std::string &call) {
   os << "  if (!" << call << ")\n    return fail(host, " << describe(op)
      << ", dpc::cpu::getKernelError());\n";
+}
+
+void ProgramEmitter::emitRounding(Operation *op) {
+  // Loops round as they go, and data movement moves rounded values; an
+  // asynchronous collective's result is rounded at its wait.
+  if (isFused(op) || hasScalarFormula(op) || op->hasAttr("async") ||
+      isa<ConstantOp, ReshapeOp, SliceOp, TransposeOp, BroadcastToOp, ConcatOp,
+          SplitOp, PadOp, AllSliceOp>(op))
+    return;
+  for (Value result : op->getResults()) {
+    Type element = getElementType(result);
+    if (!element.isBF16() && !element.isF16())
+      continue;
+    const char *round = element.isBF16() ? "dpc::convertFromBFloat16(dpc::"
+                                           "convertToBFloat16(x))"
+                                         : "dpc::convertFromHalf(dpc::"
+                                           "convertToHalf(x))";
+    os << "  for (int64_t i = 0; i < " << getNumElements(result)
+       << "; ++i) {\n    const float x = " << name(result) << "[i];\n    "
+       << name(result) << "[i] = " << round << ";\n  }\n";
+  }
 }
 
 void ProgramEmitter::emitFiniteCheck(Operation *op) {
@@ -846,6 +870,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbol) {
       return op.emitError("the CPU backend does not compile ops with regions");
     if (failed(emitOp(&op)))
       return failure();
+    emitRounding(&op);
     emitFiniteCheck(&op);
   }
   os << "  return 0;\n}\n\n";
