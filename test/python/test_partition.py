@@ -150,6 +150,25 @@ def test_gradients_reduce_in_buckets(steps, exported, tmp_path):
     assert_same(a, b, rtol=0, atol=0)
 
 
+def test_zero_parameter_gathers_share_buckets(steps, exported, tmp_path):
+    """ZeRO-1's all-gathers of the updated parameter blocks are bucketed
+    like the gradients: the GPT's 32 (one per parameter with a tiny cap)
+    become 4 (those of tensors gathered along dimension 0 share one; the
+    others stay), and the step is the same."""
+    def partitioned(path, *flags):
+        r = subprocess.run([DPC_OPT, steps["gpt"], "--mesh=2", "--dp=2", "--tp=1", "--pp=1",
+                            "--zero=1", "--partition", *flags, "-o", path],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return open(path).read().count("dpc.all_gather ")
+    bucketed, apart = str(tmp_path / "bucketed.mlir"), str(tmp_path / "apart.mlir")
+    assert partitioned(bucketed) < partitioned(apart, "--bucket-cap-mb=0.000001") // 4
+    inputs, hyper = initial_inputs(steps["gpt"], exported["gpt"][0], "gpt")
+    a, _ = train(bucketed, inputs, hyper, "fp64")
+    b, _ = train(apart, inputs, hyper, "fp64")
+    assert_same(a, b, rtol=0, atol=0)
+
+
 @pytest.mark.parametrize("compression", ["bf16", "fp16", "topk:0.5", "topk:1"])
 def test_compressed_gradients_train_like_uncompressed(steps, exported, tmp_path, compression):
     """Data-parallel gradients sent in bf16, fp16, or as their largest half

@@ -300,7 +300,8 @@ def Partition : Pass<"dpc-partition", "ModuleOp"> {
 }
 
 def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
-  let summary = "Fuses the gradient all-reduces of a partitioned step into buckets";
+  let summary = "Fuses the gradient all-reduces (and ZeRO's parameter "
+                "all-gathers) of a partitioned step into buckets";
   let description = [{
     Each all-reduce costs a latency; one over many tensors costs it once
     (PyTorch DDP's 25 MB buckets). Walking each block in program order, that
@@ -311,7 +312,10 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
     was, its pieces sliced back out. A member joins only if no op reads the
     earlier members' results before that point, so reductions whose result
     the next op needs (tensor-parallel ones) stay alone; a tensor larger
-    than the cap is a bucket of its own.
+    than the cap is a bucket of its own. All-gathers along dimension 0 (the
+    updated parameter blocks of ZeRO) are bucketed alike: one all-gather of
+    the concatenated blocks, each parameter concatenated back from its piece
+    of every rank's part.
 
     ```mlir
     %a = dpc.all_reduce %ga over @plan ["dp"] <sum> : tensor<16x32xf32>

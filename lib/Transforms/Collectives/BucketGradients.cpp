@@ -7,7 +7,10 @@
 // whose results nobody reads before that point: gradient reductions, whose
 // results wait for the optimizer (once the pure ops consuming them are
 // moved as late as they can go), and not a tensor-parallel reduction that
-// the next op needs.
+// the next op needs. ZeRO's all-gathers of the updated parameter blocks
+// (along dimension 0) are bucketed alike: the gathered bucket holds each
+// rank's concatenated blocks in turn, and each parameter is put back
+// together from its block in every rank's part.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,7 +34,7 @@ using namespace mlir::dpc;
 namespace {
 
 /// Whether every use of `op`'s result comes after `point` in their block.
-bool isUnusedBefore(AllReduceOp op, Operation *point) {
+bool isUnusedBefore(Operation *op, Operation *point) {
   return llvm::all_of(op->getUsers(), [&](Operation *user) {
     Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*user);
     return ancestor && point->isBeforeInBlock(ancestor);
@@ -83,6 +86,66 @@ void fuse(ArrayRef<AllReduceOp> members) {
     member.erase();
 }
 
+/// Replaces `members`, all-gathers along dimension 0 over a group of k
+/// ranks, by one all-gather of their flattened, concatenated blocks: rank
+/// r's part of the result holds its blocks in order, so member i is the
+/// concatenation over r of its piece of part r.
+void fuse(ArrayRef<AllGatherOp> members) {
+  if (members.size() < 2)
+    return;
+  AllGatherOp last = members.back();
+  OpBuilder builder(last);
+  Location loc = builder.getFusedLoc(llvm::to_vector(
+      llvm::map_range(members, [](AllGatherOp op) { return op.getLoc(); })));
+  Type elementType =
+      cast<RankedTensorType>(last.getInput().getType()).getElementType();
+  SmallVector<Value> flat;
+  int64_t total = 0;
+  for (AllGatherOp member : members) {
+    auto type = cast<RankedTensorType>(member.getInput().getType());
+    flat.push_back(ReshapeOp::create(
+        builder, loc,
+        RankedTensorType::get({type.getNumElements()}, elementType),
+        member.getInput()));
+    total += type.getNumElements();
+  }
+  auto gatheredType = cast<RankedTensorType>(last.getType());
+  int64_t ranks =
+      gatheredType.getDimSize(0) /
+      cast<RankedTensorType>(last.getInput().getType()).getDimSize(0);
+  Value bucket = ConcatOp::create(builder, loc,
+                                  RankedTensorType::get({total}, elementType),
+                                  flat, builder.getI64IntegerAttr(0));
+  Value gathered = AllGatherOp::create(
+      builder, loc, RankedTensorType::get({ranks * total}, elementType), bucket,
+      last.getMeshAttr(), last.getAxesAttr(), last.getDimAttr(),
+      /*async=*/nullptr);
+  if (Attribute phase = last->getAttr(DpcDialect::kPhaseAttrName))
+    gathered.getDefiningOp()->setAttr(DpcDialect::kPhaseAttrName, phase);
+  int64_t offset = 0;
+  for (AllGatherOp member : members) {
+    auto type = cast<RankedTensorType>(member.getInput().getType());
+    int64_t size = type.getNumElements();
+    SmallVector<Value> pieces;
+    for (int64_t r = 0; r < ranks; ++r) {
+      int64_t start = r * total + offset;
+      pieces.push_back(SliceOp::create(
+          builder, loc, RankedTensorType::get({size}, elementType), gathered,
+          builder.getDenseI64ArrayAttr({start}),
+          builder.getDenseI64ArrayAttr({start + size}),
+          builder.getDenseI64ArrayAttr({1})));
+    }
+    Value whole = ConcatOp::create(
+        builder, loc, RankedTensorType::get({ranks * size}, elementType),
+        pieces, builder.getI64IntegerAttr(0));
+    member.getResult().replaceAllUsesWith(
+        ReshapeOp::create(builder, loc, member.getType(), whole).getResult());
+    offset += size;
+  }
+  for (AllGatherOp member : members)
+    member.erase();
+}
+
 struct BucketGradientsPass
     : public dpc::impl::BucketGradientsBase<BucketGradientsPass> {
   using BucketGradientsBase::BucketGradientsBase;
@@ -100,23 +163,39 @@ struct BucketGradientsPass
 
   void bucketBlock(Block &block, int64_t capacity) {
     sinkConsumers(block);
+    bucket<AllReduceOp>(block, capacity, [](AllReduceOp op) -> Attribute {
+      return op.getKindAttr();
+    });
+    bucket<AllGatherOp>(block, capacity, [](AllGatherOp op) -> Attribute {
+      // Only gathers along the outermost dimension concatenate as flat
+      // vectors; the others are left alone.
+      return op.getDim() == 0 ? op.getDimAttr() : Attribute();
+    });
+  }
+
+  /// Buckets the ops of type `Op` of `block` by group and element type and
+  /// `getKind` (null: the op is left alone).
+  template <typename Op, typename KindFn>
+  void bucket(Block &block, int64_t capacity, KindFn getKind) {
     using Key = std::tuple<Attribute, Attribute, Attribute, Type>;
     // Open buckets in the order they opened, with their sizes.
-    llvm::MapVector<Key, std::pair<SmallVector<AllReduceOp>, int64_t>> open;
-    SmallVector<AllReduceOp> ops(block.getOps<AllReduceOp>());
-    for (AllReduceOp op : ops) {
+    llvm::MapVector<Key, std::pair<SmallVector<Op>, int64_t>> open;
+    SmallVector<Op> ops(block.getOps<Op>());
+    for (Op op : ops) {
+      Attribute kind = getKind(op);
+      if (!kind || op.getAsync())
+        continue;
       Type elementType =
           cast<RankedTensorType>(op.getInput().getType()).getElementType();
-      Key key{op.getMeshAttr(), op.getAxesAttr(), op.getKindAttr(),
-              elementType};
+      Key key{op.getMeshAttr(), op.getAxesAttr(), kind, elementType};
       auto &[members, bytes] = open[key];
       int64_t size = int64_t(getSizeInBytes(op.getInput().getType()));
       // The bucket moves to `op`: its members' results must not be read
       // before, and it must not overflow.
-      bool fits = bytes + size <= capacity &&
-                  llvm::all_of(members, [&](AllReduceOp member) {
-                    return isUnusedBefore(member, op);
-                  });
+      bool fits =
+          bytes + size <= capacity && llvm::all_of(members, [&](Op member) {
+            return isUnusedBefore(member, op);
+          });
       if (!fits) {
         fuse(members);
         members.clear();

@@ -70,3 +70,28 @@ func.func @apart(%g0: tensor<4xf32>, %g1: tensor<4xf32>, %g2: tensor<4xf32>, %g3
   // CHECK-NEXT: return
   return %n, %b, %c, %d, %e, %f : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// ZeRO's all-gathers of updated parameter blocks along dimension 0 share a
+// bucket: one all-gather of the concatenated blocks, and each parameter put
+// back together from its piece of every rank's part (here 2 ranks, parts of
+// 4 + 2 elements).
+dpc.mesh @zero ["dp"=2]
+// CHECK-LABEL: func.func @gathers
+func.func @gathers(%a: tensor<2x2xf32>, %b: tensor<2xf32>) -> (tensor<4x2xf32>, tensor<4xf32>) {
+  // CHECK: %[[FA:.*]] = dpc.reshape %{{.*}} : tensor<2x2xf32> -> tensor<4xf32>
+  // CHECK: %[[FB:.*]] = dpc.reshape %{{.*}} : tensor<2xf32> -> tensor<2xf32>
+  // CHECK: %[[C:.*]] = dpc.concat %[[FA]], %[[FB]] {axis = 0 : i64} : (tensor<4xf32>, tensor<2xf32>) -> tensor<6xf32>
+  // CHECK: %[[G:.*]] = dpc.all_gather %[[C]] over @zero ["dp"] dim 0 : tensor<6xf32> -> tensor<12xf32>
+  // CHECK: %[[A0:.*]] = dpc.slice %[[G]] {limit = array<i64: 4>, start = array<i64: 0>, stride = array<i64: 1>}
+  // CHECK: %[[A1:.*]] = dpc.slice %[[G]] {limit = array<i64: 10>, start = array<i64: 6>, stride = array<i64: 1>}
+  // CHECK: %[[A:.*]] = dpc.concat %[[A0]], %[[A1]] {axis = 0 : i64} : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  // CHECK: dpc.reshape %[[A]] : tensor<8xf32> -> tensor<4x2xf32>
+  // CHECK: dpc.slice %[[G]] {limit = array<i64: 6>, start = array<i64: 4>, stride = array<i64: 1>}
+  // CHECK: dpc.slice %[[G]] {limit = array<i64: 12>, start = array<i64: 10>, stride = array<i64: 1>}
+  // CHECK-NOT: dpc.all_gather
+  %ga = dpc.all_gather %a over @zero ["dp"] dim 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+  %gb = dpc.all_gather %b over @zero ["dp"] dim 0 : tensor<2xf32> -> tensor<4xf32>
+  return %ga, %gb : tensor<4x2xf32>, tensor<4xf32>
+}
