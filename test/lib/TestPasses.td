@@ -112,3 +112,16 @@ def TestShardingIlp : Pass<"test-dpc-sharding-ilp", "::mlir::ModuleOp"> {
 }
 
 #endif // DPC_TEST_PASSES
+
+def TestBufferPlan : Pass<"test-dpc-buffer-plan", "::mlir::func::FuncOp"> {
+  let summary = "Annotates every op with where the CPU backend keeps its results";
+  let description = [{
+    Runs the CPU backend's fusion choice and buffer plan over each
+    single-block function and writes on every op with tensor results
+    `dpc.buffer`: per result, its byte offset in the arena (i64), `"fused"`
+    for an op computed inside its users, `"view"` for a result stored in
+    another value's storage (reshape, wait, a slice of whole rows), or
+    `"outside"` (a constant); and `dpc.arena_bytes` and
+    `dpc.unshared_bytes` on the function.
+  }];
+}

@@ -13,6 +13,7 @@
 #include "ElementwiseFormulas.h"
 
 #include "dpc/Target/CPU/BufferPlan.h"
+#include "dpc/Target/CPU/Fusion.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -114,9 +115,8 @@ public:
   LogicalResult emit(StringRef symbol);
 
 private:
-  /// Whether `op` is computed in its only user's loop.
+  /// Whether `op` is computed inside its users (Fusion.h).
   bool isFused(Operation *op) const { return fused.contains(op); }
-  void chooseFusion();
 
   /// The C++ name of the pointer to `value`'s elements.
   std::string name(Value value);
@@ -154,43 +154,6 @@ private:
 };
 
 } // namespace
-
-/// Whether `op` swaps the last two dimensions and nothing else.
-static bool isMatrixTranspose(Operation *op) {
-  auto transpose = dyn_cast<TransposeOp>(op);
-  if (!transpose)
-    return false;
-  ArrayRef<int64_t> permutation = transpose.getPermutation();
-  int64_t rank = permutation.size();
-  if (rank < 2)
-    return false;
-  for (int64_t d = 0; d < rank - 2; ++d)
-    if (permutation[d] != d)
-      return false;
-  return permutation[rank - 2] == rank - 1 && permutation[rank - 1] == rank - 2;
-}
-
-void ProgramEmitter::chooseFusion() {
-  for (Operation &op : func.getBody().front()) {
-    // A transpose that only GEMMs read is their operand's layout: BLAS
-    // reads the matrix transposed.
-    if (isMatrixTranspose(&op) && !op.use_empty() &&
-        llvm::all_of(op.getUsers(),
-                     [](Operation *user) { return isa<MatmulOp>(user); })) {
-      fused.insert(&op);
-      continue;
-    }
-    if (!hasScalarFormula(&op) || !op.hasOneUse() || op.getNumResults() != 1)
-      continue;
-    Operation *user = *op.getUsers().begin();
-    // Computed at each element of the user's loop, it must have the user's
-    // shape (its own operands then broadcast to that shape as they did).
-    if (user->getBlock() != op.getBlock() || !hasScalarFormula(user) ||
-        getShape(op.getResult(0)) != getShape(user->getResult(0)))
-      continue;
-    fused.insert(&op);
-  }
-}
 
 std::string ProgramEmitter::name(Value value) {
   auto it = names.find(value);
@@ -821,7 +784,7 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
 LogicalResult ProgramEmitter::emit(StringRef symbol) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("the CPU backend compiles single-block functions");
-  chooseFusion();
+  fused = getFusedOps(func);
   // A value returned once, made by an op of its own storage, is written
   // straight into the caller's result buffer: no copy at the end.
   Operation *terminator = func.getBody().front().getTerminator();

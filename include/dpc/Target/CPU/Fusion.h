@@ -1,0 +1,30 @@
+//===- Fusion.h - Ops the CPU backend computes inside others ----*- C++ -*-===//
+//-*-===//
+//
+// Two kinds of op need no storage of their own on the CPU: an elementwise
+// op whose only user is an elementwise op of the same shape (it is
+// computed inside that user's loop), and a transpose of the last two
+// dimensions that only matrix products read (BLAS reads the matrix
+// transposed). The buffer plan and the emitter both follow this choice.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DPC_TARGET_CPU_FUSION_H
+#define DPC_TARGET_CPU_FUSION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+namespace mlir::dpc {
+
+/// Whether `op` is a transpose that swaps the last two dimensions and
+/// nothing else.
+bool isMatrixTranspose(Operation *op);
+
+/// The ops of the single-block `func` that are computed inside their
+/// users.
+llvm::DenseSet<Operation *> getFusedOps(func::FuncOp func);
+
+} // namespace mlir::dpc
+
+#endif // DPC_TARGET_CPU_FUSION_H
