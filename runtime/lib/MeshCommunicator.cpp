@@ -36,6 +36,7 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using namespace dpc;
@@ -259,19 +260,27 @@ struct MeshCommunicator::Impl {
   std::vector<Group> groups;
   Group world;
 
-  // The queue, guarded by `mutex`.
+  // One queue and worker per lane, all guarded by `mutex`. A lane per
+  // group kind lets the collectives of different groups (tensor- and
+  // data-parallel) progress at once; within a lane they run in start
+  // order, which every member of a group shares.
+  struct Lane {
+    std::deque<Work> queue;
+    std::thread worker;
+  };
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<Work> queue;
+  std::vector<Lane> lanes;
   int64_t nextTicket = 0;
-  /// Every ticket up to this one has run, or was skipped after a failure.
-  int64_t completed = -1;
-  /// The first failure, and the first ticket that it fails.
+  /// Tickets started and not yet run (or skipped after a failure).
+  std::set<int64_t> pending;
+  /// The first failure; every wait after it reports it.
   bool failed = false;
-  int64_t failedTicket = 0;
   std::string failure;
   bool stopping = false;
-  std::thread worker;
+
+  /// The lane of the world's operations (barrier, reports).
+  size_t getWorldLane() const { return lanes.size() - 1; }
 
   // Sends not yet delivered, guarded by `sendMutex`; the front one is
   // being waited for.
@@ -285,9 +294,9 @@ struct MeshCommunicator::Impl {
   std::string rankLabel() const {
     return "rank " + std::to_string(options.rank);
   }
-  int64_t enqueue(std::function<Status()> run);
+  int64_t enqueue(size_t lane, std::function<Status()> run);
   Status waitFor(int64_t ticket);
-  void runWorker();
+  void runWorker(size_t lane);
   void runSendWaiter();
   /// Records a failure found outside the worker (a send that failed): it
   /// fails every request that has not completed.
@@ -317,8 +326,9 @@ MeshCommunicator::Impl::~Impl() {
     stopping = true;
   }
   changed.notify_all();
-  if (worker.joinable())
-    worker.join();
+  for (Lane &lane : lanes)
+    if (lane.worker.joinable())
+      lane.worker.join();
   // Sends already posted are delivered (or fail) before the connections
   // close.
   {
@@ -330,12 +340,14 @@ MeshCommunicator::Impl::~Impl() {
     sendWaiter.join();
 }
 
-int64_t MeshCommunicator::Impl::enqueue(std::function<Status()> run) {
+int64_t MeshCommunicator::Impl::enqueue(size_t lane,
+                                        std::function<Status()> run) {
   int64_t ticket;
   {
     std::lock_guard<std::mutex> lock(mutex);
     ticket = nextTicket++;
-    queue.push_back({ticket, std::move(run)});
+    pending.insert(ticket);
+    lanes[lane].queue.push_back({ticket, std::move(run)});
   }
   changed.notify_all();
   return ticket;
@@ -347,23 +359,24 @@ Status MeshCommunicator::Impl::waitFor(int64_t ticket) {
     return Status::error(rankLabel() + ": no collective with ticket " +
                          std::to_string(ticket) + " was started");
   // Every request is bounded by the timeout, so this wait is too.
-  changed.wait(lock, [&] { return completed >= ticket; });
-  if (failed && failedTicket <= ticket)
+  changed.wait(lock, [&] { return !pending.count(ticket) || failed; });
+  if (failed)
     return Status::error(failure);
   return Status::success();
 }
 
-void MeshCommunicator::Impl::runWorker() {
+void MeshCommunicator::Impl::runWorker(size_t lane) {
   for (;;) {
     Work work;
     bool skip;
     {
       std::unique_lock<std::mutex> lock(mutex);
-      changed.wait(lock, [&] { return stopping || !queue.empty(); });
+      changed.wait(lock,
+                   [&] { return stopping || !lanes[lane].queue.empty(); });
       if (stopping)
         return;
-      work = std::move(queue.front());
-      queue.pop_front();
+      work = std::move(lanes[lane].queue.front());
+      lanes[lane].queue.pop_front();
       // After a failure the connections may be half used: fail fast.
       skip = failed;
     }
@@ -372,10 +385,9 @@ void MeshCommunicator::Impl::runWorker() {
       std::lock_guard<std::mutex> lock(mutex);
       if (status.isError() && !failed) {
         failed = true;
-        failedTicket = work.ticket;
         failure = status.getMessage();
       }
-      completed = work.ticket;
+      pending.erase(work.ticket);
     }
     changed.notify_all();
   }
@@ -387,7 +399,6 @@ void MeshCommunicator::Impl::failPending(const std::string &message) {
     if (failed)
       return;
     failed = true;
-    failedTicket = completed + 1;
     failure = message;
   }
   changed.notify_all();
@@ -813,7 +824,11 @@ MeshCommunicator::connect(const Options &options,
   impl->world.received.assign(options.worldSize, 0);
 
   Impl *raw = impl.get();
-  impl->worker = std::thread([raw] { raw->runWorker(); });
+  // A lane per group kind, and the world's.
+  impl->lanes = std::vector<Impl::Lane>(impl->groups.size() + 1);
+  for (size_t lane = 0; lane < impl->lanes.size(); ++lane)
+    impl->lanes[lane].worker =
+        std::thread([raw, lane] { raw->runWorker(lane); });
   impl->sendWaiter = std::thread([raw] { raw->runSendWaiter(); });
   communicator.reset(new MeshCommunicator(std::move(impl)));
   return Status::success();
@@ -837,15 +852,29 @@ int MeshCommunicator::getGroupSize(int group) const {
 
 int64_t MeshCommunicator::start(CollectiveRequest request) {
   Impl *raw = impl.get();
-  return impl->enqueue(
-      [raw, request = std::move(request)] { return raw->execute(request); });
+  size_t lane =
+      request.group >= 0 && size_t(request.group) < impl->groups.size()
+          ? size_t(request.group)
+          : impl->getWorldLane();
+  return impl->enqueue(lane, [raw, request = std::move(request)] {
+    return raw->execute(request);
+  });
 }
 
 Status MeshCommunicator::wait(int64_t ticket) { return impl->waitFor(ticket); }
 
 Status MeshCommunicator::barrier() {
   Impl *raw = impl.get();
-  int64_t ticket = impl->enqueue([raw] {
+  // Everything started before, in every lane, first.
+  int64_t last;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex);
+    last = impl->nextTicket - 1;
+  }
+  for (int64_t ticket = 0; ticket <= last; ++ticket)
+    if (Status status = impl->waitFor(ticket); status.isError())
+      return status;
+  int64_t ticket = impl->enqueue(impl->getWorldLane(), [raw] {
     std::string prefix = raw->rankLabel() + ": the barrier (world) failed: ";
     // A barrier also means that what this rank sent has arrived.
     Status delivered = raw->waitForSends(prefix);
@@ -866,7 +895,7 @@ Status MeshCommunicator::barrier() {
 
 Status MeshCommunicator::allReduceWorld(double *data, size_t count) {
   Impl *raw = impl.get();
-  int64_t ticket = impl->enqueue([raw, data, count] {
+  int64_t ticket = impl->enqueue(impl->getWorldLane(), [raw, data, count] {
     return catchGlooErrors(raw->rankLabel() + ": the world all-reduce failed: ",
                            [&](std::string &) {
                              raw->allReduce(raw->world, CollectiveElement::F64,
@@ -881,7 +910,8 @@ Status MeshCommunicator::allReduceWorld(double *data, size_t count) {
 Status MeshCommunicator::allGatherWorld(const std::string &bytes,
                                         std::vector<std::string> &gathered) {
   Impl *raw = impl.get();
-  int64_t ticket = impl->enqueue([raw, &bytes, &gathered] {
+  int64_t ticket = impl->enqueue(impl->getWorldLane(), [raw, &bytes,
+                                                        &gathered] {
     return catchGlooErrors(
         raw->rankLabel() + ": the world all-gather failed: ",
         [&](std::string &) {

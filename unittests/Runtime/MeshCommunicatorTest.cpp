@@ -307,7 +307,8 @@ std::string runMeshChecks(int rank, int port, const std::string &token) {
   runShift(int64_t(), "shift -1 over tp", kTp, -1, 12);
   runShift(float(), "shift 1 alone", kAlone, 1, 13);
 
-  // Two collectives started before waiting: the second's wait covers both.
+  // Two collectives on different group kinds started before waiting: they
+  // progress independently, each waited for by its own ticket.
   {
     std::vector<float> first = toBuffer<float>(makeInput(rank, 14, {3}));
     std::vector<float> second = toBuffer<float>(makeInput(rank, 15, {2}));
@@ -325,9 +326,9 @@ std::string runMeshChecks(int rank, int port, const std::string &token) {
     gatherRequest.shape = {2};
     int64_t firstTicket = mesh->start(reduceRequest);
     int64_t secondTicket = mesh->start(gatherRequest);
-    Status status = mesh->wait(secondTicket);
-    if (status.isError())
-      problems += status.getMessage() + "\n";
+    for (int64_t ticket : {secondTicket, firstTicket})
+      if (Status status = mesh->wait(ticket); status.isError())
+        problems += status.getMessage() + "\n";
     check("async all_reduce", firstOut,
           reduce(getGroupInputs(kDp, rank, 14, {3}), R::Sum), problems);
     check("async all_gather", secondOut,
