@@ -4,7 +4,8 @@
 // is computed inside the relu's loop, its scalar constant a literal, the
 // bias read under broadcasting through nested loops; the matmul calls the
 // kernel library; the relu writes straight into the caller's result
-// buffer.
+// buffer, through restrict pointers (outputs never share storage with
+// inputs).
 // CHECK-LABEL: extern "C" int32_t dpc_program_0(
 func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>,
                       %b: tensor<16xf32>) -> tensor<4x16xf32> {
@@ -16,14 +17,17 @@ func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>,
   %a = dpc.add %s, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   // CHECK: float *[[R:v[0-9]+]] = static_cast<float *>(results[0]);
   // CHECK-NEXT: {
+  // CHECK-NEXT: float *__restrict out = [[R]];
+  // CHECK-NEXT: const float *__restrict in0 = [[M]];
+  // CHECK-NEXT: const float *__restrict in1 = v2;
   // CHECK-NEXT: for (int64_t i0 = 0; i0 < 4; ++i0)
   // CHECK-NEXT: for (int64_t i1 = 0; i1 < 16; ++i1)
-  // CHECK: const float x0 = [[M]][i];
-  // CHECK-NEXT: const float x1 = v2[i1 * 1];
+  // CHECK: const float x0 = in0[i];
+  // CHECK-NEXT: const float x1 = in1[i1 * 1];
   // CHECK-NEXT: const float t0 = (x0) * (float(2.00000000000000000e+00));
   // CHECK-NEXT: const float t1 = (t0) + (x1);
   // CHECK-NEXT: const float t2 = (std::isnan(t1) || (t1) > float(0) ? (t1) : float(0));
-  // CHECK-NEXT: [[R]][i] = t2;
+  // CHECK-NEXT: out[i] = t2;
   %r = dpc.relu %a : tensor<4x16xf32>
   // CHECK-NOT: std::memcpy
   return %r : tensor<4x16xf32>
