@@ -316,19 +316,6 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
   // The table went to stdout; there is no IR to print.
   if (planOnly)
     return success();
-  if (emitKind == "cpu-source") {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> output =
-        openOutputFile(outputPath, &error);
-    if (!output) {
-      llvm::errs() << "dpc-opt: " << error << "\n";
-      return failure();
-    }
-    if (failed(mlir::dpc::writeCpuSource(*module, output->os(), "train_step")))
-      return failure();
-    output->keep();
-    return success();
-  }
   if (emitKind == "cpu") {
     mlir::dpc::CpuArtifactOptions artifactOptions;
     artifactOptions.initialValues = std::move(initialValues);
@@ -342,8 +329,13 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
     llvm::errs() << "dpc-opt: " << error << "\n";
     return failure();
   }
-  module->print(output->os());
-  output->os() << "\n";
+  if (emitKind == "cpu-source") {
+    if (failed(mlir::dpc::writeCpuSource(*module, output->os(), "train_step")))
+      return failure();
+  } else {
+    module->print(output->os());
+    output->os() << "\n";
+  }
   output->keep();
   return success();
 }

@@ -28,10 +28,6 @@
 using namespace mlir;
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
-using ::dpc::DType;
-using ::dpc::HostTensor;
-using ::dpc::Status;
-namespace json = llvm::json;
 
 namespace {
 

@@ -7,11 +7,6 @@
 
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
-using ::dpc::DType;
-using ::dpc::HostTensor;
-using ::dpc::Status;
-using llvm::StringRef;
-namespace json = llvm::json;
 
 Status artifact::convertForSpec(const TensorSpec &spec,
                                 const HostTensor &tensor, HostTensor &out) {

@@ -14,11 +14,6 @@
 
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
-using ::dpc::DType;
-using ::dpc::HostTensor;
-using ::dpc::Status;
-using llvm::StringRef;
-namespace json = llvm::json;
 
 std::string artifact::getBlockName(const TensorSpec &spec, int rank) {
   std::string name = spec.key() + "@";

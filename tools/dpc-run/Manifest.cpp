@@ -11,11 +11,6 @@
 
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
-using ::dpc::DType;
-using ::dpc::HostTensor;
-using ::dpc::Status;
-using llvm::StringRef;
-namespace json = llvm::json;
 
 static Status parseError(const std::string &path, const std::string &what) {
   return Status::error(path + ": not a valid dpc artifact manifest: " + what);

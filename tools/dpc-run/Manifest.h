@@ -22,6 +22,13 @@
 
 namespace mlir::dpc::artifact {
 
+// The runtime's names, used throughout dpc-run's artifact side.
+using ::dpc::DType;
+using ::dpc::HostTensor;
+using ::dpc::Status;
+using llvm::StringRef;
+namespace json = llvm::json;
+
 /// A tensor a program takes or returns.
 struct TensorSpec {
   std::string role, name;

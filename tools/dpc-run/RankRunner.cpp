@@ -24,11 +24,6 @@
 using namespace mlir;
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
-using ::dpc::DType;
-using ::dpc::HostTensor;
-using ::dpc::Status;
-using llvm::StringRef;
-namespace json = llvm::json;
 
 int64_t artifact::hostStart(void *self, const DpcCollectiveCall *call) {
   auto *state = static_cast<HostState *>(self);

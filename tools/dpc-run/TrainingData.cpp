@@ -12,11 +12,6 @@
 
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
-using ::dpc::DType;
-using ::dpc::HostTensor;
-using ::dpc::Status;
-using llvm::StringRef;
-namespace json = llvm::json;
 
 double artifact::getLearningRate(const ArtifactRunOptions &options, double base,
                                  int step) {
