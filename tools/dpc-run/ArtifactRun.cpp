@@ -84,7 +84,7 @@ Status parseAddress(const std::string &text, std::string &host, int &port) {
 
 LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
   auto fail = [](const std::string &message) {
-    llvm::errs() << "dpc-run: error: " << message << "\n";
+    writeToStderr("dpc-run: error: " + message + "\n");
     return failure();
   };
   Manifest manifest;
@@ -253,9 +253,7 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
         RankRunner runner(options, manifest, rank, procsPerNode);
         Status runStatus = runner.run(mine, result);
         if (runStatus.isError()) {
-          llvm::errs() << "\ndpc-run: error: " << runStatus.getMessage()
-                       << "\n";
-          llvm::errs().flush();
+          writeToStderr("\ndpc-run: error: " + runStatus.getMessage() + "\n");
           return false;
         }
         llvm::outs().flush();

@@ -25,6 +25,16 @@ using namespace mlir;
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
 
+void artifact::writeToStderr(const std::string &text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0)
+      return;
+    done += size_t(n);
+  }
+}
+
 int64_t artifact::hostStart(void *self, const DpcCollectiveCall *call) {
   auto *state = static_cast<HostState *>(self);
   ::dpc::CollectiveRequest request;
@@ -313,9 +323,9 @@ Status RankRunner::saveCheckpoint(int step) {
       status.isError())
     return status;
   if (rank == options.failRank && options.failStep == -step) {
-    llvm::errs() << "dpc-run: rank " << rank << " stops while saving step "
-                 << step << " (--fail-rank)\n";
-    llvm::errs().flush();
+    writeToStderr("dpc-run: rank " + std::to_string(rank) +
+                  " stops while saving step " + std::to_string(step) +
+                  " (--fail-rank)\n");
     ::_exit(3);
   }
   if (rank == 0) {
@@ -531,10 +541,9 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
   int lastStep = firstStep + options.steps - 1;
   for (int step = firstStep; step <= lastStep; ++step) {
     if (rank == options.failRank && step == options.failStep) {
-      llvm::errs() << "dpc-run: rank " << rank
-                   << (options.hang ? " hangs" : " stops") << " at step "
-                   << step << " (--fail-rank)\n";
-      llvm::errs().flush();
+      writeToStderr("dpc-run: rank " + std::to_string(rank) +
+                    (options.hang ? " hangs" : " stops") + " at step " +
+                    std::to_string(step) + " (--fail-rank)\n");
       // A hung rank holds its connections open and never answers.
       while (options.hang)
         ::pause();
@@ -590,11 +599,12 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       // A progress line rewritten in place on a terminal; one per step in
       // a log.
       bool terminal = ::isatty(STDERR_FILENO);
-      llvm::errs() << llvm::formatv(
-          "{0}step {1,4}/{2}  loss {3,10:f6}  {4,9:f1} samples/s{5}",
-          terminal ? "\r" : "", step, lastStep, meanLoss, batchSize / seconds,
-          terminal ? "" : "\n");
-      llvm::errs().flush();
+      writeToStderr(llvm::formatv("{0}step {1,4}/{2}  loss {3,10:f6}  {4,9:f1} "
+                                  "samples/s{5}",
+                                  terminal ? "\r" : "", step, lastStep,
+                                  meanLoss, batchSize / seconds,
+                                  terminal ? "" : "\n")
+                        .str());
     }
     if (!options.saveDir.empty() && options.saveEvery > 0 &&
         (step % options.saveEvery == 0 || step == lastStep))
@@ -602,7 +612,7 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
         return status;
   }
   if (rank == 0 && ::isatty(STDERR_FILENO))
-    llvm::errs() << "\n";
+    writeToStderr("\n");
 
   if (host.tracing)
     if (Status status = writeTrace(); status.isError())

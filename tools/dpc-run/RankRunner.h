@@ -48,6 +48,10 @@ struct HostState {
   }
 };
 
+/// Writes `text` to stderr in one write: the lines of ranks that share a
+/// terminal or log never interleave mid-line.
+void writeToStderr(const std::string &text);
+
 /// The host callbacks of ProgramAbi.h, on a HostState.
 int64_t hostStart(void *self, const DpcCollectiveCall *call);
 int32_t hostWait(void *self, int64_t ticket);
