@@ -29,6 +29,9 @@ struct RankProcess {
   int pipe = -1;
   std::string result;
   bool exited = false;
+  /// When its pipe reached end of file (it exited), among the ranks: the
+  /// first of several failures is the one to name.
+  int closedOrder = -1;
 };
 } // namespace
 
@@ -94,8 +97,9 @@ static std::string describeExit(int status) {
   return "ended with wait status " + std::to_string(status);
 }
 
-/// Reads what is available on `rank`'s pipe; closes it at end of file.
-static void drain(RankProcess &rank) {
+/// Reads what is available on `rank`'s pipe; closes it at end of file,
+/// numbering the closings in `closings`.
+static void drain(RankProcess &rank, int &closings) {
   char buffer[4096];
   ssize_t n = ::read(rank.pipe, buffer, sizeof(buffer));
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
@@ -103,6 +107,7 @@ static void drain(RankProcess &rank) {
   if (n <= 0) {
     ::close(rank.pipe);
     rank.pipe = -1;
+    rank.closedOrder = closings++;
     return;
   }
   rank.result.append(buffer, static_cast<size_t>(n));
@@ -143,6 +148,7 @@ Status dpc::runLocalRanks(
   }
 
   auto start = std::chrono::steady_clock::now();
+  int closings = 0;
   for (;;) {
     std::vector<pollfd> polled;
     std::vector<RankProcess *> owners;
@@ -156,9 +162,13 @@ Status dpc::runLocalRanks(
                                : ::poll(polled.data(), polled.size(), 20);
     for (int i = 0; ready > 0 && i < static_cast<int>(polled.size()); ++i)
       if (polled[i].revents)
-        drain(*owners[i]);
+        drain(*owners[i], closings);
 
+    // A rank that fails often takes its peers down with it: of the ranks
+    // found failed, name the one that exited first.
     bool running = false;
+    int failedRank = -1;
+    std::string failure;
     for (int r = 0; r < numRanks; ++r) {
       RankProcess &rank = ranks[r];
       if (rank.exited)
@@ -170,16 +180,24 @@ Status dpc::runLocalRanks(
         continue;
       }
       rank.exited = true;
-      if (reaped < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::string error =
-            "rank " + std::to_string(r) + " " +
-            (reaped < 0 ? std::string("could not be waited for: ") +
-                              std::strerror(errno)
-                        : describeExit(status)) +
-            "; stopped the other ranks";
-        stopAll(ranks);
-        return Status::error(error);
-      }
+      if (reaped >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        continue;
+      auto order = [&](int index) {
+        int closed = ranks[index].closedOrder;
+        return closed < 0 ? numRanks + index : closed;
+      };
+      if (failedRank >= 0 && order(failedRank) <= order(r))
+        continue;
+      failedRank = r;
+      failure = "rank " + std::to_string(r) + " " +
+                (reaped < 0 ? std::string("could not be waited for: ") +
+                                  std::strerror(errno)
+                            : describeExit(status)) +
+                "; stopped the other ranks";
+    }
+    if (failedRank >= 0) {
+      stopAll(ranks);
+      return Status::error(failure);
     }
     bool draining =
         std::any_of(ranks.begin(), ranks.end(),
