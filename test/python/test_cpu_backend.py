@@ -313,6 +313,23 @@ def test_tensorboard_trace_and_sync(steps, exported, tmp_path):
     assert {e["name"] for e in spans if e["cat"] == "communication"} >= {"dpc.all_reduce"}
 
 
+def test_check_sync_finds_a_diverged_replica(steps, exported, tmp_path):
+    """Rank 1 flips a bit of its copy of a replicated parameter after step
+    1: --check-sync stops the run there, naming the parameter, the ranks
+    and the step; without it the run goes on."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--perturb-rank=1",
+                          "--check-sync")
+    assert r.returncode != 0
+    assert "--check-sync: ranks 0 and 1 hold different values for the same block of " \
+           "param 'net.0.weight'" in r.stderr and "(after step 1)" in r.stderr, r.stderr
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "b"), "--perturb-rank=1")
+    assert r.returncode == 0, r.stderr
+
+
 def test_nan_is_found_where_it_starts(steps, exported, tmp_path):
     """A NaN weight makes the loss NaN: the run stops at step 1 and says so;
     with --check-finite it names the first op whose result holds the NaN."""

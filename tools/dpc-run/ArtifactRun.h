@@ -58,6 +58,9 @@ struct ArtifactRunOptions {
   int failRank = -1, failStep = 0;
   /// For tests: the failing rank hangs instead of exiting.
   bool hang = false;
+  /// For tests: this rank perturbs its copy of the first parameter after
+  /// step 1, as a replica that diverged would.
+  int perturbRank = -1;
   /// A one-rank artifact of the same step: run first, for the scaling
   /// efficiency of this run against it.
   std::string scalingBaseline;

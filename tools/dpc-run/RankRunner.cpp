@@ -584,6 +584,12 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
           status.isError())
         return status;
     }
+    if (rank == options.perturbRank && step == firstStep)
+      for (auto [index, spec] : llvm::enumerate(manifest.arguments))
+        if (spec.role == "param" && !arguments[index].empty()) {
+          arguments[index][0] ^= std::byte(1);
+          break;
+        }
     if (options.checkSync) {
       std::vector<::dpc::NamedTensor> ignored;
       if (Status status = gatherState(ignored); status.isError())

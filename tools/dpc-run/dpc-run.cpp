@@ -209,6 +209,10 @@ static cl::opt<int> failRank("fail-rank", cl::cat(trainCategory), cl::Hidden,
                              cl::init(-1),
                              cl::desc("For tests: this rank exits at "
                                       "--fail-step"));
+static cl::opt<int> perturbRank(
+    "perturb-rank", cl::cat(trainCategory), cl::Hidden, cl::init(-1),
+    cl::desc("For tests: this rank flips a bit of its first parameter "
+             "after the first step"));
 static cl::opt<bool> failHangs("fail-hangs", cl::cat(trainCategory), cl::Hidden,
                                cl::desc("For tests: --fail-rank hangs"));
 static cl::opt<std::string> scalingBaseline(
@@ -694,6 +698,7 @@ int main(int argc, char **argv) {
     options.traceFile = traceFile;
     options.failStep = failStep;
     options.hang = failHangs;
+    options.perturbRank = perturbRank;
     options.scalingBaseline = scalingBaseline;
     return failed(runArtifact(options)) ? 1 : 0;
   }
