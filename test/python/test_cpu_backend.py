@@ -450,3 +450,22 @@ def test_bf16_loss_curve(exported, tmp_path):
     r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), steps=5)
     assert r.returncode == 0, r.stderr
     np.testing.assert_allclose(report["losses"], losses, rtol=1e-4)
+
+
+def test_the_steps_learning_rate_is_the_default(exported, tmp_path):
+    """A step built with --lr=0.05 trains at 0.05 under dpc-run unless --lr
+    says otherwise: its losses are the interpreter's at 0.05, not at 0.01."""
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, os.path.join(exported["mlp"][0], "mlp.onnx"), "--train",
+                    "--optimizer=adamw", "--lr=0.05", "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, exported["mlp"][0], "mlp")
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(step, LAYOUTS["dp"], artifact)
+    assert json.load(open(os.path.join(artifact, "manifest.json")))["default_lr"] == 0.05
+    init, data = write_inputs(step, inputs, tmp_path)
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    _, at_step_lr = run_steps(step, inputs, hyper, STEPS, "fp32", lr=0.05)
+    _, at_default = run_steps(step, inputs, hyper, STEPS, "fp32", lr=0.01)
+    np.testing.assert_allclose(report["losses"], at_step_lr, rtol=1e-5)
+    assert abs(report["losses"][-1] - at_default[-1]) > 1e-3

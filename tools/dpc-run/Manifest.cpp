@@ -182,6 +182,7 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     }
     manifest.programs.push_back(std::move(program));
   }
+  manifest.defaultLr = root->getNumber("default_lr").value_or(0.01);
   if (const json::Object *plan = root->getObject("plan")) {
     manifest.predictedStepSeconds = plan->getNumber("step_time_s").value_or(0);
     manifest.predictedPeakBytes =

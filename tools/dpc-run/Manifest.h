@@ -59,6 +59,8 @@ struct Manifest {
   std::vector<TensorSpec> arguments;
   std::vector<ProgramSpec> programs;
   double predictedStepSeconds = 0, predictedPeakBytes = 0;
+  /// The learning rate the step was built with.
+  double defaultLr = 0.01;
 };
 
 /// Reads DIR/manifest.json; errors name the file and what is wrong.

@@ -523,7 +523,7 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
     return status;
   if (Status status = loadData(options, manifest, data); status.isError())
     return status;
-  double baseLr = options.lr >= 0 ? options.lr : defaultLr;
+  double baseLr = options.lr >= 0 ? options.lr : manifest.defaultLr;
   host.tracing = !options.traceFile.empty();
   if (rank == 0 && !options.tensorboardDir.empty()) {
     tensorboard = std::make_unique<::dpc::TensorBoardWriter>();

@@ -98,7 +98,6 @@ private:
   std::vector<char, std::allocator<char>> arenaStorage;
   char *arena = nullptr;
   DataSource data;
-  double defaultLr = 0.01;
   int firstStep = 1;
   /// The step's gradient norm, when the program returns it (clipping).
   double gradNorm = std::nan("");

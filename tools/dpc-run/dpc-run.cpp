@@ -155,10 +155,9 @@ static cl::opt<std::string>
     initFile("init", cl::cat(trainCategory), cl::value_desc("FILE.npz"),
              cl::desc("Initial parameters and state, by name (default: the "
                       "artifact's)"));
-static cl::opt<double>
-    learningRate("lr", cl::cat(trainCategory), cl::init(-1),
-                 cl::value_desc("RATE"),
-                 cl::desc("Peak learning rate (default 0.01)"));
+static cl::opt<double> learningRate(
+    "lr", cl::cat(trainCategory), cl::init(-1), cl::value_desc("RATE"),
+    cl::desc("Peak learning rate (default: the step's, dpc-opt --lr)"));
 static cl::opt<std::string>
     lrSchedule("lr-schedule", cl::cat(trainCategory), cl::init("constant"),
                cl::value_desc("constant|linear|cosine"),

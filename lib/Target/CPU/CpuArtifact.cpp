@@ -386,6 +386,16 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
                         {"groups", std::move(groupEntries)},
                         {"arguments", std::move(arguments)},
                         {"programs", std::move(programEntries)}};
+  // The learning rate the step was built with (--lr), which dpc-run uses
+  // unless told otherwise.
+  Operation *step = module.lookupSymbol(options.function);
+  for (Operation *holder : {step, programs.front().getOperation()})
+    if (auto lr = holder ? holder->getAttrOfType<FloatAttr>(
+                               DpcDialect::kDefaultLrAttrName)
+                         : FloatAttr()) {
+      manifest["default_lr"] = lr.getValueAsDouble();
+      break;
+    }
   if (mesh) {
     json::Array axes;
     for (Attribute axis : mesh.getAxisNames())
