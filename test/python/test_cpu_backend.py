@@ -469,3 +469,70 @@ def test_the_steps_learning_rate_is_the_default(exported, tmp_path):
     _, at_default = run_steps(step, inputs, hyper, STEPS, "fp32", lr=0.01)
     np.testing.assert_allclose(report["losses"], at_step_lr, rtol=1e-5)
     assert abs(report["losses"][-1] - at_default[-1]) > 1e-3
+
+
+def test_the_memory_check_predicts_what_the_ranks_hold(steps, exported, tmp_path):
+    """The launcher's figure for the tensors this node's ranks will hold
+    (from the manifest, before any rank starts) is what the ranks then
+    allocate (arguments, results and arena, measured by each rank)."""
+    inputs, *_ = reference(steps, exported, "gpt")
+    init, data = write_inputs(steps["gpt"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["gpt"], LAYOUTS["dp-tp-zero1"], artifact)
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--memory-limit=1B")
+    assert r.returncode != 0
+    import re
+    needed = float(re.search(r"need ([0-9.]+) MiB", r.stderr).group(1))
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr
+    measured = sum(report["tensor_memory_bytes"]) / 2**20
+    assert needed == pytest.approx(measured, abs=1e-3), (needed, measured)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda m: m.update(world_size=10**9), "world_size is missing or out of [1, 65536]"),
+    (lambda m: m.update(abi=999), "it was built for another dpc-run (ABI 999"),
+    (lambda m: m["arguments"][0]["blocks"][1].__setitem__(0, 10**6),
+     "tensor 'net.0.weight' has a block outside its shape"),
+    (lambda m: m["arguments"][0].pop("dtype"), "a tensor lacks role, name or dtype"),
+    (lambda m: m.pop("programs"), "it lists no arguments or no programs"),
+])
+def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
+    """A manifest edited by hand or cut short is refused before any rank
+    starts, with the file and what is wrong."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    path = os.path.join(artifact, "manifest.json")
+    manifest = json.load(open(path))
+    edit(manifest)
+    json.dump(manifest, open(path, "w"))
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    assert r.returncode != 0
+    assert "manifest.json: not a valid dpc artifact manifest: " + message in r.stderr, r.stderr
+
+
+def test_a_bad_checkpoint_meta_is_refused(steps, exported, tmp_path):
+    """meta.json that lost a tensor, or names a shard that is missing, is
+    refused with the file and what is wrong."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    saved = tmp_path / "ckpt"
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--save", str(saved),
+                          steps=1)
+    assert r.returncode == 0, r.stderr
+    meta_path = saved / "step-1" / "meta.json"
+    meta = json.load(open(meta_path))
+    lost = dict(meta, tensors=meta["tensors"][1:])
+    json.dump(lost, open(meta_path, "w"))
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "b"), "--resume", str(saved),
+                          steps=1)
+    assert r.returncode != 0 and "belongs to no tensor of meta.json" in r.stderr, r.stderr
+    json.dump(meta, open(meta_path, "w"))
+    os.remove(saved / "step-1" / "rank1.npz")
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "c"), "--resume", str(saved),
+                          steps=1)
+    assert r.returncode != 0 and "rank1.npz" in r.stderr, r.stderr
