@@ -14,7 +14,7 @@
 // RUN: not dpc-opt %s -dpc-train-pipeline -dpc-plan="mesh=2x2 dp=2 tp=2" -dpc-verify-shardings 2>&1 | FileCheck %s --check-prefix=UNRESHARDED
 // --emit=shard-mlir writes the plan in upstream's shard dialect.
 // RUN: dpc-opt %s --train --mesh=2x2 --dp=2 --tp=2 --emit=shard-mlir | FileCheck %s --check-prefix=SHARD
-// RUN: not dpc-opt %s --train --emit=cuda -o %t.dpc 2>&1 | FileCheck %s --check-prefix=EMIT
+// RUN: not dpc-opt %s --train --emit=rocm -o %t.dpc 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not dpc-opt %s --train --emit=cpu 2>&1 | FileCheck %s --check-prefix=EMIT-OUT
 // Errors of the training step point into this file.
 // RUN: not dpc-opt %s --train --optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=LOCATION
@@ -33,7 +33,7 @@
 // SHARD: shard.grid @plan(shape = 1x2x2)
 // SHARD-NOT: #dpc.sharding
 // SHARD: shard.shard {{.*}} annotate_for_users
-// EMIT: dpc-opt: --emit=cuda is not a kind dpc-opt writes (mlir, shard-mlir, cpu or cpu-source; the CUDA backend is not built yet)
+// EMIT: dpc-opt: --emit=rocm is not a kind dpc-opt writes (mlir, shard-mlir, cpu, cpu-source, cuda or cuda-source)
 // EMIT-OUT: dpc-opt: --emit=cpu writes an artifact directory: give it with -o DIR (and not --plan-only)
 
 // UNRESHARDED: error: 'dpc.matmul' op result #0 is declared

@@ -190,9 +190,17 @@ static llvm::cl::opt<std::string> emitKind(
     "emit", llvm::cl::cat(planCategory), llvm::cl::init("mlir"),
     llvm::cl::desc("What to write: mlir (dpc IR), shard-mlir (the plan "
                    "in upstream MLIR's shard dialect, -dpc-export-shard), "
-                   "cpu (an artifact directory dpc-run trains from), or "
-                   "cpu-source (its generated C++ alone)"),
+                   "cpu (an artifact directory dpc-run trains from), "
+                   "cpu-source (its generated C++ alone), cuda (an artifact "
+                   "for NVIDIA GPUs, built with nvcc) or cuda-source"),
     llvm::cl::value_desc("KIND"));
+
+static llvm::cl::opt<bool> cudaEmulation(
+    "cuda-emulation", llvm::cl::cat(planCategory), llvm::cl::Hidden,
+    llvm::cl::desc("With --emit=cuda: compile the CUDA program for the host "
+                   "(DPC_CUDA_EMULATION), so that dpc-run runs it without a "
+                   "GPU; for testing the generated code"),
+    llvm::cl::init(false));
 
 static llvm::cl::list<std::string> dimSizes(
     "dim", llvm::cl::cat(importCategory),
@@ -316,9 +324,12 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
   // The table went to stdout; there is no IR to print.
   if (planOnly)
     return success();
-  if (emitKind == "cpu") {
+  if (emitKind == "cpu" || emitKind == "cuda") {
     mlir::dpc::CpuArtifactOptions artifactOptions;
     artifactOptions.initialValues = std::move(initialValues);
+    if (emitKind == "cuda")
+      artifactOptions.target = mlir::dpc::EmitTarget::Cuda;
+    artifactOptions.emulate = cudaEmulation;
     return mlir::dpc::writeCpuArtifact(*module, outputPath, artifactOptions);
   }
   std::string error;
@@ -329,8 +340,11 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
     llvm::errs() << "dpc-opt: " << error << "\n";
     return failure();
   }
-  if (emitKind == "cpu-source") {
-    if (failed(mlir::dpc::writeCpuSource(*module, output->os(), "train_step")))
+  if (emitKind == "cpu-source" || emitKind == "cuda-source") {
+    if (failed(mlir::dpc::writeCpuSource(*module, output->os(), "train_step",
+                                         emitKind == "cuda-source"
+                                             ? mlir::dpc::EmitTarget::Cuda
+                                             : mlir::dpc::EmitTarget::Cpu)))
       return failure();
   } else {
     module->print(output->os());
@@ -385,16 +399,23 @@ int main(int argc, char **argv) {
     }
     memoryLimitGiB = bytes / (1024.0 * 1024 * 1024);
   }
-  if (emitKind != "mlir" && emitKind != "shard-mlir" && emitKind != "cpu" &&
-      emitKind != "cpu-source") {
+  if (!llvm::is_contained(
+          {"mlir", "shard-mlir", "cpu", "cpu-source", "cuda", "cuda-source"},
+          emitKind)) {
     llvm::errs() << "dpc-opt: --emit=" << emitKind
-                 << " is not a kind dpc-opt writes (mlir, shard-mlir, cpu or "
-                    "cpu-source; the CUDA backend is not built yet)\n";
+                 << " is not a kind dpc-opt writes (mlir, shard-mlir, cpu, "
+                    "cpu-source, cuda or cuda-source)\n";
     return EXIT_FAILURE;
   }
-  if (emitKind == "cpu" && (outputFilename == "-" || planOnly)) {
-    llvm::errs() << "dpc-opt: --emit=cpu writes an artifact directory: give "
-                    "it with -o DIR (and not --plan-only)\n";
+  if ((emitKind == "cpu" || emitKind == "cuda") &&
+      (outputFilename == "-" || planOnly)) {
+    llvm::errs() << "dpc-opt: --emit=" << emitKind
+                 << " writes an artifact directory: give it with -o DIR (and "
+                    "not --plan-only)\n";
+    return EXIT_FAILURE;
+  }
+  if (cudaEmulation && emitKind != "cuda") {
+    llvm::errs() << "dpc-opt: --cuda-emulation applies to --emit=cuda only\n";
     return EXIT_FAILURE;
   }
   if (!StringRef(inputFilename).ends_with(".onnx") && !train &&

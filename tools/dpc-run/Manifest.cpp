@@ -126,8 +126,11 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
                           std::to_string(root->getInteger("abi").value_or(0)) +
                           ", this one runs " +
                           std::to_string(DPC_PROGRAM_ABI_VERSION) + ")");
-  if (root->getString("backend") != StringRef("cpu"))
-    return parseError(file, "its backend is not cpu");
+  std::optional<StringRef> backend = root->getString("backend");
+  if (!backend || (*backend != "cpu" && *backend != "cuda"))
+    return parseError(file, "its backend is neither cpu nor cuda");
+  manifest.backend = backend->str();
+  manifest.emulated = root->getBoolean("emulated").value_or(false);
   manifest.dir = dir;
   manifest.library = root->getString("library").value_or("libmodel.so").str();
   manifest.step = root->getString("step").value_or("train_step").str();

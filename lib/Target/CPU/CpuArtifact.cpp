@@ -226,8 +226,67 @@ std::string getCompiler(const CpuArtifactOptions &options) {
   return "c++";
 }
 
+/// Compiles model.cu into libmodel.so: with nvcc for the GPUs dpc
+/// targets (sm_80, sm_90, and PTX for later ones), or under emulation
+/// with the host compiler.
+LogicalResult compileCudaLibrary(Location loc, StringRef dir,
+                                 const CpuArtifactOptions &options) {
+  std::string compiler = options.emulate ? getCompiler(options) : "";
+  if (!options.emulate) {
+    const char *nvcc = std::getenv("NVCC");
+    compiler = nvcc && *nvcc ? nvcc : DPC_NVCC;
+  }
+  // A path names the program itself; a bare name is looked up in $PATH.
+  llvm::ErrorOr<std::string> program =
+      StringRef(compiler).contains('/')
+          ? (llvm::sys::fs::can_execute(compiler)
+                 ? llvm::ErrorOr<std::string>(compiler)
+                 : std::make_error_code(std::errc::no_such_file_or_directory))
+          : llvm::sys::findProgramByName(compiler);
+  if (compiler.empty() || !program)
+    return emitError(loc) << "cannot find "
+                          << (options.emulate ? "the C++ compiler '" +
+                                                    compiler + "' (set $CXX)"
+                                              : std::string("nvcc to build the "
+                                                            "CUDA library "
+                                                            "(install the CUDA "
+                                                            "toolkit or set "
+                                                            "$NVCC)"));
+  SmallString<128> source(dir), library(dir), log(dir);
+  llvm::sys::path::append(source, "model.cu");
+  llvm::sys::path::append(library, "libmodel.so");
+  llvm::sys::path::append(log, "compile.log");
+  SmallVector<StringRef> args = {*program, "-std=c++17", "-O3", "-shared",
+                                 "-I" DPC_RUNTIME_INCLUDE_DIR};
+  if (options.emulate) {
+    args.append({"-fPIC", "-fno-math-errno", "-DDPC_CUDA_EMULATION", "-x",
+                 "c++", source, "-x", "none", "-o", library,
+                 DPC_RUNTIME_LIBRARY});
+  } else {
+    args.append({"--extended-lambda", "--expt-relaxed-constexpr", "-Xcompiler",
+                 "-fPIC", "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+                 "arch=compute_90,code=[sm_90,compute_90]", source, "-o",
+                 library, "-lcublasLt", "-lnccl", "-lcudart"});
+  }
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt,
+                                         redirects, 0, 0, &error);
+  if (status != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    return emitError(loc) << "compiling the CUDA library failed"
+                          << (error.empty() ? "" : ": " + error) << "\n"
+                          << (text ? (*text)->getBuffer().take_back(4000)
+                                   : StringRef());
+  }
+  return success();
+}
+
 LogicalResult compileLibrary(Location loc, StringRef dir,
                              const CpuArtifactOptions &options) {
+  if (options.target == EmitTarget::Cuda)
+    return compileCudaLibrary(loc, dir, options);
   std::string compiler = getCompiler(options);
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(compiler);
   if (!program)
@@ -270,18 +329,18 @@ LogicalResult compileLibrary(Location loc, StringRef dir,
 } // namespace
 
 LogicalResult mlir::dpc::writeCpuSource(ModuleOp module, raw_ostream &os,
-                                        StringRef function) {
+                                        StringRef function, EmitTarget target) {
   OwningOpRef<ModuleOp> copy = module.clone();
   SmallVector<func::FuncOp> programs = getPrograms(*copy, function);
   if (programs.empty())
     return module.emitError("no function '") << function << "' to compile";
-  emitCppPrologue(os);
+  emitCppPrologue(os, target);
   GroupTable groups;
   for (auto [index, program] : llvm::enumerate(programs)) {
     EmittedProgram info;
     if (failed(inlineCalls(program, *copy)) ||
         failed(emitCppProgram(program, "dpc_program_" + std::to_string(index),
-                              groups, os, info)))
+                              groups, os, info, target)))
       return failure();
     os << "// " << info.symbol << ": arena " << info.arenaBytes << " bytes ("
        << info.unsharedBytes << " without reuse), " << info.loops << " loops, "
@@ -295,8 +354,10 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   OwningOpRef<ModuleOp> copy = module.clone();
   SmallVector<func::FuncOp> programs = getPrograms(*copy, options.function);
   if (programs.empty())
-    return module.emitError("--emit=cpu: the module has no function '")
-           << options.function << "' to compile";
+    return module.emitError("--emit=")
+           << (options.target == EmitTarget::Cuda ? "cuda" : "cpu")
+           << ": the module has no function '" << options.function
+           << "' to compile";
   MeshOp mesh = getMesh(programs.front());
   int64_t worldSize = mesh ? mesh.getNumDevices() : 1;
   if (programs.size() > 1) {
@@ -311,7 +372,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   // The source, one function per program.
   std::string source;
   llvm::raw_string_ostream os(source);
-  emitCppPrologue(os);
+  bool cuda = options.target == EmitTarget::Cuda;
+  emitCppPrologue(os, options.target);
   GroupTable groups;
   json::Array programEntries;
   for (auto [index, program] : llvm::enumerate(programs)) {
@@ -319,7 +381,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       return failure();
     EmittedProgram info;
     std::string symbol = "dpc_program_" + std::to_string(index);
-    if (failed(emitCppProgram(program, symbol, groups, os, info)))
+    if (failed(
+            emitCppProgram(program, symbol, groups, os, info, options.target)))
       return failure();
     json::Array ranks;
     for (int64_t device = 0; device < worldSize; ++device) {
@@ -379,7 +442,7 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   json::Object manifest{{"format", "dpc-artifact"},
                         {"version", 1},
                         {"abi", DPC_PROGRAM_ABI_VERSION},
-                        {"backend", "cpu"},
+                        {"backend", cuda ? "cuda" : "cpu"},
                         {"library", "libmodel.so"},
                         {"step", options.function},
                         {"world_size", worldSize},
@@ -412,6 +475,9 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   }
   if (!options.initialValues.empty())
     manifest["initial"] = "initial.npz";
+  // An emulated CUDA program runs on the host, as a CPU program does.
+  if (cuda && options.emulate)
+    manifest["emulated"] = true;
 
   // Everything is written beside `path` and renamed into place.
   SmallString<128> temp;
@@ -444,7 +510,7 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   manifestStream << llvm::formatv("{0:2}", json::Value(std::move(manifest)))
                  << "\n";
   if (failed(write("manifest.json", manifestText)) ||
-      failed(write("model.cpp", source)))
+      failed(write(cuda ? "model.cu" : "model.cpp", source)))
     return failure();
   if (!options.initialValues.empty()) {
     SmallString<128> file(temp);

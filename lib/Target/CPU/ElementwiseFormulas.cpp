@@ -31,9 +31,9 @@ bool mlir::dpc::hasScalarFormula(Operation *op) {
 /// as the interpreter conforms every result.
 static std::string conform(const std::string &text, Type type) {
   if (type.isBF16())
-    return "dpc::convertFromBFloat16(dpc::convertToBFloat16(" + text + "))";
+    return "dpc_round_bf16(" + text + ")";
   if (type.isF16())
-    return "dpc::convertFromHalf(dpc::convertToHalf(" + text + "))";
+    return "dpc_round_half(" + text + ")";
   if (auto integer = dyn_cast<IntegerType>(type)) {
     unsigned width = integer.getWidth();
     if (width == 1)

@@ -22,6 +22,11 @@
 
 namespace mlir::dpc {
 
+/// What the generated C++ is for: the CPU (loops, calls to CpuKernels.h),
+/// or CUDA (a kernel per loop and calls to Cuda/Kernels.h, compiled by
+/// nvcc, or on the host with DPC_CUDA_EMULATION).
+enum class EmitTarget { Cpu, Cuda };
+
 /// The communicating groups programs use: each distinct (mesh, axes) gets
 /// an index, the `group` of its collectives at run time.
 class GroupTable {
@@ -48,14 +53,16 @@ struct EmittedProgram {
 };
 
 /// The includes and helpers every emitted file starts with.
-void emitCppPrologue(llvm::raw_ostream &os);
+void emitCppPrologue(llvm::raw_ostream &os,
+                     EmitTarget target = EmitTarget::Cpu);
 
 /// Writes `func` (one block, no calls) as the extern "C" function
-/// `symbol`. Fails with a diagnostic on an op the CPU backend does not
+/// `symbol`. Fails with a diagnostic on an op the target does not
 /// compile.
 LogicalResult emitCppProgram(func::FuncOp func, StringRef symbol,
                              GroupTable &groups, llvm::raw_ostream &os,
-                             EmittedProgram &info);
+                             EmittedProgram &info,
+                             EmitTarget target = EmitTarget::Cpu);
 
 } // namespace mlir::dpc
 

@@ -1,12 +1,13 @@
 //===- CpuArtifact.h - A step compiled for CPUs, as a directory -*- C++ -*-===//
 //
-// `dpc-opt ... --emit=cpu -o model.dpc` writes a directory that dpc-run
-// trains from:
+// `dpc-opt ... --emit=cpu -o model.dpc` (or --emit=cuda) writes a
+// directory that dpc-run trains from:
 //   manifest.json  the mesh, the plan, the groups of every collective, and
 //                  for every program (one, or one per pipeline stage) the
 //                  ranks that run it and the block of every argument and
 //                  result each rank holds;
-//   model.cpp      the generated C++ (kept for reading and debugging);
+//   model.cpp      the generated C++ (model.cu for CUDA; kept for reading
+//                  and debugging);
 //   libmodel.so    it, compiled against the runtime's kernels;
 //   initial.npz    the initial parameters and state, when known (an ONNX
 //                  input's initializers).
@@ -19,6 +20,7 @@
 #define DPC_TARGET_CPU_CPUARTIFACT_H
 
 #include "dpc/Runtime/HostTensor.h"
+#include "dpc/Target/CPU/CppEmitter.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -34,12 +36,20 @@ struct CpuArtifactOptions {
   std::vector<::dpc::NamedTensor> initialValues;
   /// The C++ compiler; empty: $CXX, else c++.
   std::string compiler;
+  /// CPU, or CUDA (model.cu compiled by nvcc: $NVCC, else the toolkit
+  /// found at configure time).
+  EmitTarget target = EmitTarget::Cpu;
+  /// For CUDA: compile model.cu with the host C++ compiler and
+  /// DPC_CUDA_EMULATION instead, into a library dpc-run runs on the CPU
+  /// (testing the generated program where there is no GPU).
+  bool emulate = false;
 };
 
 /// Writes the generated C++ of `module`'s step `function` (what
 /// model.cpp holds) to `os`.
 LogicalResult writeCpuSource(ModuleOp module, raw_ostream &os,
-                             StringRef function);
+                             StringRef function,
+                             EmitTarget target = EmitTarget::Cpu);
 
 /// Compiles `module`'s step into the artifact directory `path`.
 LogicalResult writeCpuArtifact(ModuleOp module, StringRef path,

@@ -19,7 +19,7 @@ extern "C" {
 
 /// The version of this boundary; a library built against another is
 /// refused.
-#define DPC_PROGRAM_ABI_VERSION 2
+#define DPC_PROGRAM_ABI_VERSION 3
 
 /// One collective, in the terms of dpc::CollectiveRequest
 /// (MeshCommunicator.h); the enums have its enumerators' values.
@@ -52,6 +52,9 @@ typedef struct DpcHost {
   /// Non-zero: every float result is checked for NaN and Inf, and the
   /// first op to make one fails the step, named.
   int32_t checkFinite;
+  /// A CUDA program's device context (dpc::cuda::Context, made by the
+  /// artifact's dpc_cuda_create); null for CPU programs.
+  void *device;
 } DpcHost;
 
 /// One step of a program: `args` and `results` point to the dense local

@@ -1,0 +1,143 @@
+"""The CUDA backend (dpc-opt --emit=cuda), tested where there is no GPU.
+
+Its generated program and header-only kernels (runtime/include/dpc/Runtime/
+Cuda) are written once and compiled two ways: by nvcc for the GPU, and by
+the host compiler under DPC_CUDA_EMULATION, where each kernel's range of
+threads is a loop. The emulated artifact is trained by dpc-run over real
+ranks talking Gloo, as CPU artifacts are, and must equal the single-device
+interpreter as the CPU backend must (test_cpu_backend.py's criterion):
+that checks the generated CUDA code's arithmetic, index computations,
+fusion and buffer plan on every CI run. The nvcc build of the same
+programs is compiled and linked against cuBLASLt and NCCL where the
+toolkit is installed. What only a GPU shows (cuBLASLt's products, NCCL,
+the streams) is checked by scripts/gpu-check.sh."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from test_cpu_backend import (DPC_OPT, DPC_RUN, LAYOUTS, MODEL_STEPS, STEPS, load_outputs,
+                              reference, steps, train_artifact, write_inputs)
+
+from dpc import tools
+
+assert steps  # the fixture, shared with the CPU backend's tests
+
+NVCC = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+HAS_NVCC = os.path.exists(NVCC)
+# The layouts each model is compiled for, emulated.
+MODEL_LAYOUTS = {
+    "mlp": ["dp", "tp", "dp-tp-zero1", "pp"],
+    "transformer": ["dp-tp-zero1", "pp"],
+    "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp"],
+}
+CASES = [(name, layout) for name, layouts in MODEL_LAYOUTS.items() for layout in layouts]
+
+
+def compile_cuda(step, flags, path, emulate=True):
+    extra = ["--cuda-emulation"] if emulate else []
+    r = subprocess.run([DPC_OPT, step, *flags, "--partition", "--emit=cuda", *extra,
+                        "-o", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return json.load(open(os.path.join(path, "manifest.json")))
+
+
+@pytest.mark.parametrize("name, layout", CASES)
+def test_emulated_cuda_ranks_equal_one_device(steps, exported, tmp_path, name, layout):
+    inputs, hyper, (expected, losses), (exact, _) = reference(steps, exported, name)
+    artifact = str(tmp_path / "model.dpc")
+    manifest = compile_cuda(steps[name], LAYOUTS[layout], artifact)
+    assert manifest["backend"] == "cuda" and manifest["emulated"] is True
+    assert os.path.exists(os.path.join(artifact, "model.cu"))
+    init, data = write_inputs(steps[name], inputs, tmp_path)
+    out = str(tmp_path / "out")
+    r, report = train_artifact(artifact, init, data, out, steps=MODEL_STEPS.get(name, STEPS))
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(report["losses"], losses, rtol=1e-5)
+    actual = load_outputs(out)
+    roles = tools.signature(open(steps[name]).read(), function="train_step")
+    for key in expected:
+        if key not in actual:  # outputs other than the state (grad_norm)
+            continue
+        scale = np.linalg.norm(exact[key].ravel()) + 1e-30
+        one = np.linalg.norm((expected[key] - exact[key]).ravel()) / scale
+        ranks = np.linalg.norm((actual[key] - exact[key]).ravel()) / scale
+        assert ranks <= max(10 * one, 1e-5), (key, ranks, one)
+    assert set(actual) == {k for role in ("param", "state", "opt_state") for k in roles[role]}
+
+
+def test_a_kernel_fault_names_its_op(steps, exported, tmp_path):
+    """A NaN weight under --check-finite: the device records the first op
+    whose result holds it, and the step's end reports that op by name."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    inputs = dict(inputs)
+    inputs["net.2.weight"] = inputs["net.2.weight"].copy()
+    inputs["net.2.weight"][0, 0] = np.nan
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_cuda(steps["mlp"], LAYOUTS["dp"], artifact)
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "b"), "--check-finite")
+    assert r.returncode != 0
+    assert "step 1: dpc.transpose at" in r.stderr and "holds NaN or Inf" in r.stderr, r.stderr
+
+
+def test_an_out_of_range_label_names_its_op(exported, tmp_path):
+    """A label outside the classes is a fault the loss kernel records; the
+    step fails naming the loss op and the label, on every rank."""
+    onnx = os.path.join(exported["mlp"][0], "mlp.onnx")
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, onnx, "--train", "-o", step], check=True)
+    signature = tools.signature(open(step).read(), function="train_step")
+    artifact = str(tmp_path / "model.dpc")
+    compile_cuda(onnx, ["--train", *LAYOUTS["dp"]], artifact)  # with its weights
+    data = str(tmp_path / "data.npz")
+    batch = {}
+    for key, shape in signature["input"].items():
+        if "label" in key or "target" in key:
+            batch[key] = np.full(shape, 1000, dtype=np.int64)
+        else:
+            batch[key] = np.zeros(shape, dtype=np.float32)
+    np.savez(data, **batch)
+    r = subprocess.run([DPC_RUN, artifact, "--steps=1", "--data", data, "--timeout=30"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "dpc.softmax_cross_entropy at" in r.stderr, r.stderr
+    assert "label 1000" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not HAS_NVCC, reason="no CUDA toolkit (nvcc) on this machine")
+@pytest.mark.parametrize("name, layout", [("mlp", "dp-tp-zero1"), ("gpt", "dp-pp")])
+def test_nvcc_builds_the_artifact(steps, name, layout, tmp_path):
+    """The same program compiles with nvcc for sm_80 and sm_90 (plus PTX)
+    and links cuBLASLt, NCCL and the CUDA runtime; the library exports the
+    ABI version and every stage's program."""
+    artifact = str(tmp_path / "model.dpc")
+    manifest = compile_cuda(steps[name], LAYOUTS[layout], artifact, emulate=False)
+    assert manifest["backend"] == "cuda" and "emulated" not in manifest
+    library = os.path.join(artifact, "libmodel.so")
+    needed = subprocess.run(["readelf", "-d", library], capture_output=True, text=True,
+                            check=True).stdout
+    for lib in ("libcublasLt.so", "libnccl.so", "libcudart.so"):
+        assert lib in needed, needed
+    symbols = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True,
+                             text=True, check=True).stdout
+    assert "dpc_program_abi_version" in symbols
+    for program in manifest["programs"]:
+        assert program["symbol"] in symbols
+    elf = subprocess.run(["cuobjdump", "--list-elf", library], capture_output=True,
+                         text=True) if shutil.which("cuobjdump") else None
+    if elf is not None and elf.returncode == 0:
+        assert "sm_80" in elf.stdout and "sm_90" in elf.stdout, elf.stdout
+
+
+def test_a_missing_nvcc_is_a_clear_error(steps, tmp_path):
+    env = dict(os.environ, NVCC=str(tmp_path / "no-such-nvcc"))
+    r = subprocess.run([DPC_OPT, steps["mlp"], *LAYOUTS["dp"], "--partition", "--emit=cuda",
+                        "-o", str(tmp_path / "m.dpc")], capture_output=True, text=True,
+                       env=env)
+    assert r.returncode != 0
+    assert "cannot find nvcc" in r.stderr, r.stderr
+    assert not os.path.exists(tmp_path / "m.dpc")
