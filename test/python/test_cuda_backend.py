@@ -141,3 +141,57 @@ def test_a_missing_nvcc_is_a_clear_error(steps, tmp_path):
     assert r.returncode != 0
     assert "cannot find nvcc" in r.stderr, r.stderr
     assert not os.path.exists(tmp_path / "m.dpc")
+
+
+def test_a_checkpoint_of_the_device_resumes(steps, exported, tmp_path):
+    """A CUDA artifact's parameters live in device buffers between steps;
+    its checkpoint after 2 steps (downloaded from the emulated device),
+    resumed for 1 more step, equals 3 steps in one run to the bit, and
+    resumed by the CPU backend on another mesh, to rounding."""
+    from test_cpu_backend import compile_artifact
+    inputs, *_ = reference(steps, exported, "gpt")
+    init, data = write_inputs(steps["gpt"], inputs, tmp_path)
+    cuda = str(tmp_path / "cuda.dpc")
+    cpu = str(tmp_path / "cpu.dpc")
+    compile_cuda(steps["gpt"], LAYOUTS["dp-tp-zero1"], cuda)
+    compile_artifact(steps["gpt"], LAYOUTS["dp"], cpu)
+    whole = str(tmp_path / "whole")
+    r, _ = train_artifact(cuda, init, data, whole)
+    assert r.returncode == 0, r.stderr
+    saved = str(tmp_path / "ckpt")
+    r, _ = train_artifact(cuda, init, data, str(tmp_path / "part"), "--save", saved, steps=2)
+    assert r.returncode == 0, r.stderr
+    for artifact, bound in ((cuda, 0.0), (cpu, 1e-4)):
+        resumed = str(tmp_path / ("resumed-" + os.path.basename(artifact)))
+        r, _ = train_artifact(artifact, init, data, resumed, "--resume", saved, steps=1)
+        assert r.returncode == 0, r.stderr
+        a, b = load_outputs(whole), load_outputs(resumed)
+        assert sorted(a) == sorted(b)
+        for key in a:
+            scale = np.linalg.norm(a[key].ravel()) + 1e-30
+            assert np.linalg.norm((b[key] - a[key]).ravel()) / scale <= bound, (key, artifact)
+
+
+def test_check_sync_reads_the_device_copies(steps, exported, tmp_path):
+    """A bit flipped in one rank's device copy of a replicated parameter is
+    found by --check-sync after the step, as on the CPU."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_cuda(steps["mlp"], LAYOUTS["dp"], artifact)
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--perturb-rank=1",
+                          "--check-sync")
+    assert r.returncode != 0
+    assert "--check-sync: ranks 0 and 1 hold different values for the same block of " \
+           "param 'net.0.weight'" in r.stderr and "(after step 1)" in r.stderr, r.stderr
+
+
+@pytest.mark.skipif(not HAS_NVCC or os.path.exists("/dev/nvidia0"),
+                    reason="needs the CUDA toolkit and no GPU")
+def test_without_a_gpu_a_cuda_artifact_is_refused(steps, tmp_path):
+    artifact = str(tmp_path / "model.dpc")
+    compile_cuda(steps["mlp"], LAYOUTS["dp"], artifact, emulate=False)
+    r = subprocess.run([DPC_RUN, artifact, "--steps=1", "--timeout=30"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode != 0
+    assert "no CUDA device is visible" in r.stderr, r.stderr

@@ -54,12 +54,12 @@ struct ProgramSpec {
 
 struct Manifest {
   std::string dir, library, step, initial;
-  /// "cpu" or "cuda". A CUDA program compiled under emulation runs on the
-  /// host as a CPU program does.
+  /// "cpu" or "cuda". A CUDA program compiled under emulation has the
+  /// same entry points, with host memory for its "device".
   std::string backend = "cpu";
   bool emulated = false;
-  /// Whether the ranks run on GPUs.
-  bool onDevice() const { return backend == "cuda" && !emulated; }
+  /// Whether the ranks' tensors live in a device's memory.
+  bool onDevice() const { return backend == "cuda"; }
   int worldSize = 1;
   std::vector<std::vector<std::vector<int>>> groups;
   std::vector<TensorSpec> arguments;

@@ -138,10 +138,125 @@ Status RankRunner::loadLibrary() {
               ::dlsym(scope, "openblas_set_num_threads")))
         setBlas(threads);
   }
+  if (manifest.onDevice()) {
+    if (Status status = openDevice(handle); status.isError())
+      return status;
+    // cudaMalloc'd memory is aligned beyond the plan's 64 bytes.
+    arena = static_cast<char *>(cuda.allocate(program->arenaBytes));
+    if (!arena)
+      return Status::error("rank " + std::to_string(rank) +
+                           ": out of GPU memory for the arena (" +
+                           std::to_string(program->arenaBytes) + " bytes)");
+    return Status::success();
+  }
   // 64-byte aligned, as the buffer plan assumes.
   arenaStorage.resize(program->arenaBytes + 64);
   arena = reinterpret_cast<char *>(
       (reinterpret_cast<uintptr_t>(arenaStorage.data()) + 63) & ~uintptr_t(63));
+  return Status::success();
+}
+
+Status RankRunner::openDevice(void *library) {
+  auto uniqueId = reinterpret_cast<DpcCudaUniqueIdFn>(
+      ::dlsym(library, "dpc_cuda_unique_id"));
+  auto create =
+      reinterpret_cast<DpcCudaCreateFn>(::dlsym(library, "dpc_cuda_create"));
+  cuda.allocate = reinterpret_cast<DpcCudaAllocateFn>(
+      ::dlsym(library, "dpc_cuda_allocate"));
+  cuda.free =
+      reinterpret_cast<DpcCudaFreeFn>(::dlsym(library, "dpc_cuda_free"));
+  cuda.copy =
+      reinterpret_cast<DpcCudaCopyFn>(::dlsym(library, "dpc_cuda_copy"));
+  if (!uniqueId || !create || !cuda.allocate || !cuda.free || !cuda.copy)
+    return Status::error(manifest.dir +
+                         ": a CUDA artifact whose library lacks the device "
+                         "entry points; recompile it");
+  char error[1024] = {0};
+  // Rank 0 makes the job's NCCL id; every rank receives it over the
+  // job's (token-checked) rendezvous.
+  std::string id;
+  if (rank == 0) {
+    id.resize(DPC_CUDA_UNIQUE_ID_BYTES);
+    if (uniqueId(id.data(), error, sizeof(error)) != 0)
+      return Status::error(error);
+  }
+  std::vector<std::string> gathered;
+  if (Status status = communicator->allGatherWorld(id, gathered);
+      status.isError())
+    return status;
+  if (gathered.empty() || gathered[0].size() != DPC_CUDA_UNIQUE_ID_BYTES)
+    return Status::error("rank 0 sent no NCCL id");
+  // Each group kind's member list holding this rank: its number (the
+  // communicator's color), the rank's position and the list's size.
+  std::vector<int32_t> colors, positions, sizes;
+  for (const std::vector<std::vector<int>> &lists : manifest.groups) {
+    for (auto [color, members] : llvm::enumerate(lists)) {
+      auto it = std::find(members.begin(), members.end(), rank);
+      if (it == members.end())
+        continue;
+      colors.push_back(int32_t(color));
+      positions.push_back(int32_t(it - members.begin()));
+      sizes.push_back(int32_t(members.size()));
+      break;
+    }
+  }
+  if (colors.size() != manifest.groups.size())
+    return Status::error("rank " + std::to_string(rank) +
+                         " is missing from a group kind's member lists");
+  DpcCudaConfig config{rank % std::max(1, ranksOnNode),
+                       rank,
+                       manifest.worldSize,
+                       gathered[0].data(),
+                       int32_t(colors.size()),
+                       colors.data(),
+                       positions.data(),
+                       sizes.data(),
+                       options.timeoutSeconds};
+  if (create(&config, &device, error, sizeof(error)) != 0)
+    return Status::error(error);
+  return Status::success();
+}
+
+Status RankRunner::copyToDevice(void *to, const std::vector<std::byte> &from) {
+  if (cuda.copy(to, from.data(), int64_t(from.size()), 1) != 0)
+    return Status::error("rank " + std::to_string(rank) +
+                         ": a copy to the GPU failed");
+  return Status::success();
+}
+
+Status RankRunner::copyToHost(std::vector<std::byte> &to, const void *from) {
+  if (cuda.copy(to.data(), from, int64_t(to.size()), 0) != 0)
+    return Status::error("rank " + std::to_string(rank) +
+                         ": a copy from the GPU failed");
+  return Status::success();
+}
+
+Status RankRunner::uploadArguments() {
+  auto allocate = [&](size_t bytes) -> void * {
+    return cuda.allocate(int64_t(bytes));
+  };
+  for (const std::vector<std::byte> &block : arguments)
+    deviceArguments.push_back(allocate(block.size()));
+  for (const std::vector<std::byte> &block : results)
+    deviceResults.push_back(allocate(block.size()));
+  if (llvm::is_contained(deviceArguments, nullptr) ||
+      llvm::is_contained(deviceResults, nullptr))
+    return Status::error("rank " + std::to_string(rank) +
+                         ": out of GPU memory for the arguments and results");
+  for (auto [block, buffer] : llvm::zip(arguments, deviceArguments))
+    if (Status status = copyToDevice(buffer, block); status.isError())
+      return status;
+  hostArgumentsStale = false;
+  return Status::success();
+}
+
+Status RankRunner::downloadArguments() {
+  if (!device || !hostArgumentsStale)
+    return Status::success();
+  for (auto [block, buffer] : llvm::zip(arguments, deviceArguments))
+    if (Status status = copyToHost(block, buffer); status.isError())
+      return status;
+  hostArgumentsStale = false;
   return Status::success();
 }
 
@@ -201,6 +316,8 @@ Status RankRunner::initializeArguments() {
       bytes *= size;
     results.emplace_back(bytes);
   }
+  if (device)
+    return uploadArguments();
   return Status::success();
 }
 
@@ -228,18 +345,37 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
         std::memcpy(block.data(), &integer, sizeof(int64_t));
       }
     }
+    if (device && (spec.role == "input" || spec.role == "hyper"))
+      if (Status status = copyToDevice(deviceArguments[index], block);
+          status.isError())
+        return status;
   }
   std::vector<void *> argPointers, resultPointers;
   for (std::vector<std::byte> &block : arguments)
     argPointers.push_back(block.data());
   for (std::vector<std::byte> &block : results)
     resultPointers.push_back(block.data());
+  if (device) {
+    argPointers = deviceArguments;
+    resultPointers = deviceResults;
+  }
   DpcHost callbacks{&host,    hostStart,
                     hostWait, hostGroupPosition,
-                    hostFail, options.checkFinite ? 1 : 0};
+                    hostFail, options.checkFinite ? 1 : 0,
+                    device};
   if (function(&callbacks, argPointers.data(), resultPointers.data(), arena))
     return Status::error("rank " + std::to_string(rank) + ", step " +
                          std::to_string(step) + ": " + host.error);
+  // The host reads the step's outputs (the loss, the gradient norm); the
+  // rest stays on the GPU.
+  if (device) {
+    hostArgumentsStale = true;
+    for (auto [index, spec] : llvm::enumerate(program->results))
+      if (spec.role == "output")
+        if (Status status = copyToHost(results[index], deviceResults[index]);
+            status.isError())
+          return status;
+  }
   gradNorm = std::nan("");
   for (auto [index, spec] : llvm::enumerate(program->results))
     if (spec.role == "output" && spec.name == "grad_norm" &&
@@ -267,6 +403,8 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
       if (argSpec.key() == spec.key() &&
           arguments[argIndex].size() == results[index].size()) {
         std::swap(arguments[argIndex], results[index]);
+        if (device)
+          std::swap(deviceArguments[argIndex], deviceResults[index]);
         break;
       }
   }
@@ -284,6 +422,8 @@ bool RankRunner::keepsUpToDate(const TensorSpec &spec) const {
 }
 
 Status RankRunner::saveCheckpoint(int step) {
+  if (Status status = downloadArguments(); status.isError())
+    return status;
   // DIR/step-<K>.partial/rank<r>.npz, one per rank, each written through a
   // temporary file, fsync and rename; then rank 0 writes meta.json (the
   // tensors, and every shard's size and CRC-32C), renames the directory to
@@ -388,6 +528,8 @@ Status RankRunner::saveCheckpoint(int step) {
 }
 
 Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
+  if (Status status = downloadArguments(); status.isError())
+    return status;
   // Each rank sends the blocks it keeps up to date.
   std::string mine;
   for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
@@ -584,12 +726,20 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
           status.isError())
         return status;
     }
-    if (rank == options.perturbRank && step == firstStep)
+    if (rank == options.perturbRank && step == firstStep) {
+      if (Status status = downloadArguments(); status.isError())
+        return status;
       for (auto [index, spec] : llvm::enumerate(manifest.arguments))
         if (spec.role == "param" && !arguments[index].empty()) {
           arguments[index][0] ^= std::byte(1);
+          if (device)
+            if (Status status =
+                    copyToDevice(deviceArguments[index], arguments[index]);
+                status.isError())
+              return status;
           break;
         }
+    }
     if (options.checkSync) {
       std::vector<::dpc::NamedTensor> ignored;
       if (Status status = gatherState(ignored); status.isError())

@@ -71,6 +71,16 @@ public:
 
 private:
   ::dpc::Status loadLibrary();
+  /// For a CUDA artifact: this rank's GPU and NCCL communicators, from an
+  /// id rank 0 makes and the job's token-checked rendezvous shares.
+  ::dpc::Status openDevice(void *library);
+  /// Copies every argument to its GPU buffer (allocating them first).
+  ::dpc::Status uploadArguments();
+  /// Brings the host copies of the arguments up to date after steps ran
+  /// on the GPU (before checkpoints, checks and outputs read them).
+  ::dpc::Status downloadArguments();
+  ::dpc::Status copyToDevice(void *to, const std::vector<std::byte> &from);
+  ::dpc::Status copyToHost(std::vector<std::byte> &to, const void *from);
   ::dpc::Status initializeArguments();
   ::dpc::Status runStep(int step, double lr, double &loss, bool &hasLoss);
   /// The global values of every parameter, state and optimizer slot on
@@ -97,6 +107,18 @@ private:
   std::vector<std::vector<std::byte>> arguments, results;
   std::vector<char, std::allocator<char>> arenaStorage;
   char *arena = nullptr;
+  /// A CUDA artifact's entry points, device context and GPU buffers: the
+  /// arguments and results live there between steps; the host copies
+  /// above are filled before a step (inputs) and read after it (loss),
+  /// and brought up to date when the host needs the rest.
+  struct {
+    DpcCudaAllocateFn allocate = nullptr;
+    DpcCudaFreeFn free = nullptr;
+    DpcCudaCopyFn copy = nullptr;
+  } cuda;
+  void *device = nullptr;
+  std::vector<void *> deviceArguments, deviceResults;
+  bool hostArgumentsStale = false;
   DataSource data;
   int firstStep = 1;
   /// The step's gradient norm, when the program returns it (clipping).

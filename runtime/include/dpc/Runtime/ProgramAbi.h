@@ -63,6 +63,35 @@ typedef struct DpcHost {
 typedef int32_t (*DpcProgramFn)(DpcHost *host, void *const *args,
                                 void *const *results, char *arena);
 
+/// What a rank tells a CUDA artifact's library to make its device
+/// context with (dpc_cuda_create): the GPU, the job's NCCL id (from rank
+/// 0's dpc_cuda_unique_id), and for each group kind of the manifest the
+/// rank's member list (`groupColors`, an index into the kind's lists), its
+/// position in it and its size.
+typedef struct DpcCudaConfig {
+  int32_t localRank;
+  int32_t rank, worldSize;
+  const char *uniqueId; // DPC_CUDA_UNIQUE_ID_BYTES bytes
+  int32_t numGroups;
+  const int32_t *groupColors, *groupPositions, *groupSizes;
+  /// Bounds a step's wait for the GPU and its collectives.
+  double timeoutSeconds;
+} DpcCudaConfig;
+
+#define DPC_CUDA_UNIQUE_ID_BYTES 128
+
+/// The entry points a CUDA artifact's library exports besides its
+/// programs. Each returns 0, or non-zero with a message in `error`.
+typedef int32_t (*DpcCudaUniqueIdFn)(char *id, char *error, int64_t errorBytes);
+typedef int32_t (*DpcCudaCreateFn)(const DpcCudaConfig *config, void **context,
+                                   char *error, int64_t errorBytes);
+/// GPU memory for a rank's arguments, results and arena (null when out
+/// of memory), and synchronous copies to (`toDevice`) or from the GPU.
+typedef void *(*DpcCudaAllocateFn)(int64_t bytes);
+typedef void (*DpcCudaFreeFn)(void *pointer);
+typedef int32_t (*DpcCudaCopyFn)(void *to, const void *from, int64_t bytes,
+                                 int32_t toDevice);
+
 #ifdef __cplusplus
 }
 #endif
