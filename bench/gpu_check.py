@@ -8,8 +8,7 @@
 `prepare` writes into DIR everything the GPU machine needs, under 64 MiB:
   - dpc-run-artifact (dpc-run's training mode, without MLIR) and the shared
     libraries it needs beyond libc and libstdc++ (Gloo's);
-  - for each bundled model that the CUDA backend compiles (mlp,
-    transformer, gpt): its AdamW step compiled for one GPU (--emit=cuda,
+  - for each bundled model (mlp, transformer, gpt, resnet18): its AdamW step compiled for one GPU (--emit=cuda,
     sm_80/sm_90 and PTX), initial values and a batch, and the CPU
     backend's result of 3 steps from them (losses and every parameter and
     optimizer slot): the fp32 reference;
@@ -43,7 +42,7 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SMALL = ["mlp", "transformer", "gpt"]
+SMALL = ["mlp", "transformer", "gpt", "resnet18"]
 STEPS = 3
 BF16_STEPS = 5
 # The larger GPT of the speed check.

@@ -5,7 +5,8 @@ Cuda) are written once and compiled two ways: by nvcc for the GPU, and by
 the host compiler under DPC_CUDA_EMULATION, where each kernel's range of
 threads is a loop. The emulated artifact is trained by dpc-run over real
 ranks talking Gloo, as CPU artifacts are, and must equal the single-device
-interpreter as the CPU backend must (test_cpu_backend.py's criterion):
+interpreter as the CPU backend must (test_cpu_backend.py's criterion,
+resnet18 after one step as there):
 that checks the generated CUDA code's arithmetic, index computations,
 fusion and buffer plan on every CI run. The nvcc build of the same
 programs is compiled and linked against cuBLASLt and NCCL where the
@@ -19,8 +20,8 @@ import subprocess
 
 import numpy as np
 import pytest
-from test_cpu_backend import (DPC_OPT, DPC_RUN, LAYOUTS, MODEL_STEPS, STEPS, load_outputs,
-                              reference, steps, train_artifact, write_inputs)
+from test_cpu_backend import (DPC_OPT, DPC_RUN, LAYOUTS, MODEL_STEPS, PARAM_BOUND, STEPS,
+                              load_outputs, reference, steps, train_artifact, write_inputs)
 
 from dpc import tools
 
@@ -33,6 +34,7 @@ MODEL_LAYOUTS = {
     "mlp": ["dp", "tp", "dp-tp-zero1", "pp"],
     "transformer": ["dp-tp-zero1", "pp"],
     "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp"],
+    "resnet18": ["dp"],
 }
 CASES = [(name, layout) for name, layouts in MODEL_LAYOUTS.items() for layout in layouts]
 
@@ -65,7 +67,8 @@ def test_emulated_cuda_ranks_equal_one_device(steps, exported, tmp_path, name, l
         scale = np.linalg.norm(exact[key].ravel()) + 1e-30
         one = np.linalg.norm((expected[key] - exact[key]).ravel()) / scale
         ranks = np.linalg.norm((actual[key] - exact[key]).ravel()) / scale
-        assert ranks <= max(10 * one, 1e-5), (key, ranks, one)
+        bound = PARAM_BOUND.get(name, 1e-5) if key in roles["param"] else 1e-5
+        assert ranks <= max(10 * one, bound), (key, ranks, one)
     assert set(actual) == {k for role in ("param", "state", "opt_state") for k in roles[role]}
 
 

@@ -49,6 +49,7 @@ FailureOr<Mesh> Mesh::parse(StringRef text, std::string &error) {
   SmallVector<StringRef, 4> parts;
   text.split(parts, 'x');
   SmallVector<int64_t, 4> shape;
+  int64_t devices = 1;
   for (StringRef part : parts) {
     int64_t size;
     if (part.getAsInteger(10, size) || size < 1) {
@@ -57,6 +58,15 @@ FailureOr<Mesh> Mesh::parse(StringRef text, std::string &error) {
                   .str();
       return failure();
     }
+    // Checked as it multiplies: a product that wraps would plan for a
+    // mesh other than the one asked for.
+    if (size > kMaxDevices / devices) {
+      error = ("invalid mesh '" + text + "': more than " + Twine(kMaxDevices) +
+               " devices, the most dpc plans for")
+                  .str();
+      return failure();
+    }
+    devices *= size;
     shape.push_back(size);
   }
   return Mesh(shape);

@@ -683,22 +683,27 @@ LogicalResult ProgramEmitter::emitSliceOfGroup(AllSliceOp op) {
 }
 
 namespace {
-std::string conv2dParams(ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
-                         ArrayRef<int64_t> dilations, int64_t groups) {
-  return llvm::formatv("dpc::cpu::Conv2DParams{{{0}, {1}, {2}, {3}}",
+/// The kernels' parameter structs have the same fields on both targets.
+std::string conv2dParams(EmitTarget target, ArrayRef<int64_t> strides,
+                         ArrayRef<int64_t> padding, ArrayRef<int64_t> dilations,
+                         int64_t groups) {
+  return llvm::formatv("dpc::{0}::Conv2DParams{{{1}, {2}, {3}, {4}}",
+                       target == EmitTarget::Cuda ? "cuda" : "cpu",
                        dims(strides), dims(padding), dims(dilations), groups)
       .str();
 }
 
-template <typename PoolOp> std::string pool2dParams(PoolOp op) {
+template <typename PoolOp>
+std::string pool2dParams(EmitTarget target, PoolOp op) {
   bool countIncludePad = false;
   if constexpr (!std::is_same_v<PoolOp, MaxPool2DOp> &&
                 !std::is_same_v<PoolOp, MaxPool2DGradOp>)
     countIncludePad = op.getCountIncludePad();
-  return llvm::formatv("dpc::cpu::Pool2DParams{{{0}, {1}, {2}, {3}, {4}}",
+  return llvm::formatv("dpc::{5}::Pool2DParams{{{0}, {1}, {2}, {3}, {4}}",
                        dims(op.getKernelShape()), dims(op.getStrides()),
                        dims(op.getPadding()), dims(op.getDilations()),
-                       countIncludePad ? "true" : "false")
+                       countIncludePad ? "true" : "false",
+                       target == EmitTarget::Cuda ? "cuda" : "cpu")
       .str();
 }
 
@@ -797,61 +802,47 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
         return call("matmul(" + operand(0) + ", " + operand(1) + ", " + out(0) +
                     ", " + outShape(0) + ")");
       })
-      .Case([&](Conv2DOp conv) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](Conv2DOp conv) {
         return call("conv2d(" + in(0) + ", " + inShape(0) + ", " + in(1) +
                     ", " + inShape(1) + ", " + orNull(conv.getBias()) + ", " +
-                    conv2dParams(conv.getStrides(), conv.getPadding(),
+                    conv2dParams(target, conv.getStrides(), conv.getPadding(),
                                  conv.getDilations(), conv.getGroups()) +
                     ", " + out(0) + ", " + outShape(0) + ")");
       })
-      .Case([&](ConvTranspose2DOp conv) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](ConvTranspose2DOp conv) {
         return call("convTranspose2d(" + in(0) + ", " + inShape(0) + ", " +
                     in(1) + ", " + inShape(1) + ", " + orNull(conv.getBias()) +
                     ", " +
-                    conv2dParams(conv.getStrides(), conv.getPadding(),
+                    conv2dParams(target, conv.getStrides(), conv.getPadding(),
                                  conv.getDilations(), conv.getGroups()) +
                     ", " + out(0) + ", " + outShape(0) + ")");
       })
-      .Case([&](Conv2DFilterGradOp grad) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](Conv2DFilterGradOp grad) {
         return call("conv2dFilterGrad(" + in(0) + ", " + inShape(0) + ", " +
                     in(1) + ", " + inShape(1) + ", " +
-                    conv2dParams(grad.getStrides(), grad.getPadding(),
+                    conv2dParams(target, grad.getStrides(), grad.getPadding(),
                                  grad.getDilations(), grad.getGroups()) +
                     ", " + out(0) + ", " + outShape(0) + ")");
       })
-      .Case([&](MaxPool2DOp pool) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](MaxPool2DOp pool) {
         return call("maxPool2d(" + in(0) + ", " + inShape(0) + ", " +
-                    pool2dParams(pool) + ", " + out(0) + ", " + outShape(0) +
-                    ")");
+                    pool2dParams(target, pool) + ", " + out(0) + ", " +
+                    outShape(0) + ")");
       })
-      .Case([&](AvgPool2DOp pool) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](AvgPool2DOp pool) {
         return call("avgPool2d(" + in(0) + ", " + inShape(0) + ", " +
-                    pool2dParams(pool) + ", " + out(0) + ", " + outShape(0) +
-                    ")");
+                    pool2dParams(target, pool) + ", " + out(0) + ", " +
+                    outShape(0) + ")");
       })
-      .Case([&](MaxPool2DGradOp grad) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](MaxPool2DGradOp grad) {
         return call("maxPool2dGrad(" + in(0) + ", " + inShape(0) + ", " +
-                    in(1) + ", " + inShape(1) + ", " + pool2dParams(grad) +
-                    ", " + out(0) + ")");
+                    in(1) + ", " + inShape(1) + ", " +
+                    pool2dParams(target, grad) + ", " + out(0) + ")");
       })
-      .Case([&](AvgPool2DGradOp grad) -> LogicalResult {
-        if (isCuda())
-          return notOnCuda();
+      .Case([&](AvgPool2DGradOp grad) {
         return call("avgPool2dGrad(" + in(0) + ", " + inShape(0) + ", " +
-                    pool2dParams(grad) + ", " + out(0) + ", " + outShape(0) +
-                    ")");
+                    pool2dParams(target, grad) + ", " + out(0) + ", " +
+                    outShape(0) + ")");
       })
       .Case([&](ReduceSumOp r) { return reduce(r.getDims(), "Sum"); })
       .Case([&](ReduceMeanOp r) { return reduce(r.getDims(), "Mean"); })

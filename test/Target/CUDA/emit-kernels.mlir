@@ -37,3 +37,4 @@ func.func @train_step(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> (tensor<2x8xf32
   // CHECK: return dpc::cuda::finish(ctx, dpc_program_0_ops);
   return %g, %p : tensor<2x8xf32>, tensor<2x8xf32>
 }
+

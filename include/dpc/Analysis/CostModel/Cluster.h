@@ -38,8 +38,12 @@ public:
   explicit Mesh(ArrayRef<int64_t> shape) : shape(shape) {}
   Mesh(std::initializer_list<int64_t> shape) : shape(shape) {}
 
-  /// Parses `A`, `AxB`, `AxBxC`, ... (positive integers). On failure,
-  /// `error` names the offending text.
+  /// The most devices a mesh may have: beyond the largest clusters built,
+  /// and small enough that sizes multiplied by it cannot overflow.
+  static constexpr int64_t kMaxDevices = int64_t(1) << 20;
+
+  /// Parses `A`, `AxB`, `AxBxC`, ... (positive integers, at most
+  /// kMaxDevices in all). On failure, `error` names the offending text.
   static FailureOr<Mesh> parse(StringRef text, std::string &error);
 
   ArrayRef<int64_t> getShape() const { return shape; }

@@ -15,10 +15,12 @@
 #include "dpc/Runtime/Cuda/Collectives.h"
 #include "dpc/Runtime/Cuda/Context.h"
 #include "dpc/Runtime/Cuda/Contraction.h"
+#include "dpc/Runtime/Cuda/Convolution.h"
 #include "dpc/Runtime/Cuda/DataMovement.h"
 #include "dpc/Runtime/Cuda/Elementwise.h"
 #include "dpc/Runtime/Cuda/Loss.h"
 #include "dpc/Runtime/Cuda/Normalization.h"
+#include "dpc/Runtime/Cuda/Pooling.h"
 #include "dpc/Runtime/Cuda/Reduction.h"
 
 #endif // DPC_RUNTIME_CUDA_KERNELS_H

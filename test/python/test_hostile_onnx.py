@@ -1,0 +1,110 @@
+"""Hostile ONNX files and flags get a clear error, never a crash, a hang or
+a read outside the model's folder: external data is checked (location
+inside the folder after resolving links, offset and length integers within
+the file) and tensor sizes against the data they carry, before anything is
+allocated; mesh sizes are checked as they multiply."""
+
+import os
+import subprocess
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+BIN = os.path.join(os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build")), "bin")
+DPC_OPT = os.path.join(BIN, "dpc-opt")
+
+
+def add_model(path, weight):
+    """y = x + w for a [4] weight tensor `weight`."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])
+    graph = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"], name="add0")],
+                              "g", [x], [y], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def external(location, **fields):
+    w = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[4])
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in [("location", location), *fields.items()]:
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    return w
+
+
+def run(path, *flags):
+    return subprocess.run([DPC_OPT, str(path), *flags, "-o", os.devnull],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_external_data_inside_the_folder_is_read(tmp_path):
+    np.arange(4, dtype=np.float32).tofile(tmp_path / "w.bin")
+    r = run(add_model(tmp_path / "m.onnx", external("w.bin")))
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("location, message", [
+    ("/etc/hostname", "has external data at the absolute path '/etc/hostname'"),
+    ("../../../../../../etc/hostname", "is outside the model's folder"),
+    ("link.bin", "is outside the model's folder"),
+    ("missing.bin", "cannot be opened"),
+])
+def test_external_data_outside_the_folder_is_refused(tmp_path, location, message):
+    secret = tmp_path / "secret.bin"
+    np.zeros(4, np.float32).tofile(secret)
+    folder = tmp_path / "model"
+    folder.mkdir()
+    os.symlink(secret, folder / "link.bin")  # a link that leaves the folder
+    r = run(add_model(folder / "m.onnx", external(location)))
+    assert r.returncode != 0
+    assert message in r.stderr and "tensor 'w'" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"offset": "twelve"}, "offset 'twelve' is not a non-negative integer"),
+    ({"length": "-1"}, "length '-1' is not a non-negative integer"),
+    ({"offset": "99999999999999999999999"}, "is not a non-negative integer"),
+    ({"offset": "8"}, "is too short for tensor 'w' (needs 16 bytes at offset 8)"),
+    ({"length": "8"}, "has 8 bytes, its shape needs 16"),
+])
+def test_bad_external_data_fields(tmp_path, fields, message):
+    np.zeros(4, np.float32).tofile(tmp_path / "w.bin")
+    r = run(add_model(tmp_path / "m.onnx", external("w.bin", **fields)))
+    assert r.returncode != 0
+    assert message in r.stderr, r.stderr
+
+
+def test_a_size_the_data_does_not_have_is_refused_before_allocating(tmp_path):
+    """2^40 elements claimed with 16 bytes of data, and dimensions whose
+    product overflows: clear errors, no allocation."""
+    huge = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 40])
+    huge.raw_data = b"\0" * 16
+    r = run(add_model(tmp_path / "huge.onnx", huge))
+    assert r.returncode == 1
+    assert "tensor 'w' has 16 bytes of raw data, its shape needs 4398046511104" in r.stderr
+    wrap = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 33, 1 << 33])
+    wrap.raw_data = b"\0" * 16
+    r = run(add_model(tmp_path / "wrap.onnx", wrap))
+    assert r.returncode == 1
+    assert "tensor 'w' has more elements than dpc can hold" in r.stderr, r.stderr
+    typed = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 40])
+    typed.float_data.extend([1.0] * 4)
+    r = run(add_model(tmp_path / "typed.onnx", typed))
+    assert r.returncode == 1
+    assert "tensor 'w' has 4 values, its shape needs 1099511627776" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mesh", ["3x6148914691236517206", "1000000x1000000",
+                                  "9223372036854775807", "2048x1024"])
+def test_a_mesh_past_the_device_limit_is_refused_at_once(tmp_path, mesh):
+    np.zeros(4, np.float32).tofile(tmp_path / "w.bin")
+    model = add_model(tmp_path / "m.onnx", external("w.bin"))
+    r = run(model, "--mesh=" + mesh, "--plan-only")
+    assert r.returncode != 0
+    assert "invalid mesh '%s': more than 1048576 devices" % mesh in r.stderr, r.stderr
