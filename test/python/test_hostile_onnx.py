@@ -108,3 +108,21 @@ def test_a_mesh_past_the_device_limit_is_refused_at_once(tmp_path, mesh):
     r = run(model, "--mesh=" + mesh, "--plan-only")
     assert r.returncode != 0
     assert "invalid mesh '%s': more than 1048576 devices" % mesh in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("dims, message", [
+    ([-3], "input 'x': dimension 0 is -3; sizes must not be negative"),
+    ([1 << 30, 1 << 30], "input 'x' has more than 2^48 elements"),
+])
+def test_an_input_shape_dpc_cannot_hold_is_refused(tmp_path, dims, message):
+    """Such a shape once became tensor<-3xf32>, which dpc could not read
+    back."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, dims)
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r")], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, tmp_path / "m.onnx")
+    r = run(tmp_path / "m.onnx")
+    assert r.returncode == 1
+    assert message in r.stderr, r.stderr

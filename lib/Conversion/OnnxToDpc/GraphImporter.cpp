@@ -232,11 +232,39 @@ LogicalResult GraphImporter::checkSupport() {
   return failure();
 }
 
+static FailureOr<std::vector<int64_t>>
+resolveDeclaredInputShape(const onnx::ValueInfoProto &input,
+                          const OnnxImportOptions &options, Location loc);
+
 /// The concrete shape of graph input `input`, from the model and the
-/// user's options.
+/// user's options: every dimension non-negative and the element count
+/// within 2^48, so that no later size computation overflows.
 static FailureOr<std::vector<int64_t>>
 resolveInputShape(const onnx::ValueInfoProto &input,
                   const OnnxImportOptions &options, Location loc) {
+  FailureOr<std::vector<int64_t>> shape =
+      resolveDeclaredInputShape(input, options, loc);
+  if (failed(shape))
+    return failure();
+  int64_t elements = 1;
+  for (auto [d, size] : llvm::enumerate(*shape)) {
+    if (size < 0)
+      return mlir::emitError(loc)
+             << "input '" << input.name() << "': dimension " << d << " is "
+             << size << "; sizes must not be negative";
+    constexpr int64_t kMaxElements = int64_t(1) << 48;
+    if (size != 0 && elements > kMaxElements / size)
+      return mlir::emitError(loc)
+             << "input '" << input.name() << "' has more than 2^48 elements";
+    elements *= size;
+  }
+  return shape;
+}
+
+/// The shape the model (or the user's options) gives graph input `input`.
+static FailureOr<std::vector<int64_t>>
+resolveDeclaredInputShape(const onnx::ValueInfoProto &input,
+                          const OnnxImportOptions &options, Location loc) {
   const onnx::TensorShapeProto &declared = input.type().tensor_type().shape();
   auto given = options.inputShapes.find(input.name());
   std::vector<int64_t> shape;
