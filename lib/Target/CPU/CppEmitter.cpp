@@ -366,6 +366,20 @@ LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
   return success();
 }
 
+/// Whether a loop computing `chain` must check for an integer division by
+/// zero, and for a float cast to an integer out of its range.
+static std::pair<bool, bool> getIntegerChecks(ArrayRef<Operation *> chain) {
+  bool checksDivisor = false, checksCast = false;
+  for (Operation *current : chain) {
+    bool integerInput =
+        isa<IntegerType>(getElementType(current->getOperand(0)));
+    checksDivisor |= isa<DivOp>(current) && integerInput;
+    checksCast |= isa<CastOp>(current) && !integerInput &&
+                  isa<IntegerType>(getElementType(current->getResult(0)));
+  }
+  return {checksDivisor, checksCast};
+}
+
 LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
   Value result = op->getResult(0);
   ArrayRef<int64_t> shape = getShape(result);
@@ -422,14 +436,7 @@ LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
   for (auto [index, leaf] : llvm::enumerate(leaves))
     os << "    const " << getStorageCType(getElementType(leaf))
        << " *__restrict in" << index << " = " << name(leaf) << ";\n";
-  bool checksDivisor = false, checksCast = false;
-  for (Operation *current : chain) {
-    bool integerInput =
-        isa<IntegerType>(getElementType(current->getOperand(0)));
-    checksDivisor |= isa<DivOp>(current) && integerInput;
-    checksCast |= isa<CastOp>(current) && !integerInput &&
-                  isa<IntegerType>(getElementType(current->getResult(0)));
-  }
+  auto [checksDivisor, checksCast] = getIntegerChecks(chain);
   if (checksDivisor)
     os << "    bool dpc_divisor_zero = false;\n";
   if (checksCast)
@@ -503,14 +510,7 @@ LogicalResult ProgramEmitter::emitElementwiseKernel(
     bool nested, llvm::function_ref<std::string(Value)> offsetOf) {
   Value result = op->getResult(0);
   ArrayRef<int64_t> shape = getShape(result);
-  bool checksDivisor = false, checksCast = false;
-  for (Operation *current : chain) {
-    bool integerInput =
-        isa<IntegerType>(getElementType(current->getOperand(0)));
-    checksDivisor |= isa<DivOp>(current) && integerInput;
-    checksCast |= isa<CastOp>(current) && !integerInput &&
-                  isa<IntegerType>(getElementType(current->getResult(0)));
-  }
+  auto [checksDivisor, checksCast] = getIntegerChecks(chain);
   // The lambda captures the pointers by value.
   os << "  {\n    " << getStorageCType(getElementType(result))
      << " *out = " << name(result) << ";\n";

@@ -226,6 +226,24 @@ std::string getCompiler(const CpuArtifactOptions &options) {
   return "c++";
 }
 
+/// Runs the compiler command `args`, its output in `log`; on failure, an
+/// error with the log's end.
+LogicalResult runCompiler(Location loc, ArrayRef<StringRef> args, StringRef log,
+                          StringRef what) {
+  std::optional<StringRef> redirects[] = {std::nullopt, log, log};
+  std::string error;
+  int status = llvm::sys::ExecuteAndWait(args.front(), args, std::nullopt,
+                                         redirects, 0, 0, &error);
+  if (status != 0) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    return emitError(loc) << "compiling the " << what << " library failed"
+                          << (error.empty() ? "" : ": " + error) << "\n"
+                          << (text ? (*text)->getBuffer().take_back(4000)
+                                   : StringRef());
+  }
+  return success();
+}
+
 /// Compiles model.cu into libmodel.so: with nvcc for the GPUs dpc
 /// targets (sm_80, sm_90, and PTX for later ones), or under emulation
 /// with the host compiler.
@@ -268,19 +286,7 @@ LogicalResult compileCudaLibrary(Location loc, StringRef dir,
                  "arch=compute_90,code=[sm_90,compute_90]", source, "-o",
                  library, "-lcublasLt", "-lnccl", "-lcudart"});
   }
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
-                                          StringRef(log)};
-  std::string error;
-  int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt,
-                                         redirects, 0, 0, &error);
-  if (status != 0) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    return emitError(loc) << "compiling the CUDA library failed"
-                          << (error.empty() ? "" : ": " + error) << "\n"
-                          << (text ? (*text)->getBuffer().take_back(4000)
-                                   : StringRef());
-  }
-  return success();
+  return runCompiler(loc, args, log, "CUDA");
 }
 
 LogicalResult compileLibrary(Location loc, StringRef dir,
@@ -311,19 +317,7 @@ LogicalResult compileLibrary(Location loc, StringRef dir,
                                  DPC_OPENBLAS_LIBRARY,
                                  DPC_DNNL_LIBRARY,
                                  "-lz"};
-  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
-                                          StringRef(log)};
-  std::string error;
-  int status = llvm::sys::ExecuteAndWait(*program, args, std::nullopt,
-                                         redirects, 0, 0, &error);
-  if (status != 0) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    return emitError(loc) << "compiling the CPU library failed"
-                          << (error.empty() ? "" : ": " + error) << "\n"
-                          << (text ? (*text)->getBuffer().take_back(4000)
-                                   : StringRef());
-  }
-  return success();
+  return runCompiler(loc, args, log, "CPU");
 }
 
 } // namespace
