@@ -60,6 +60,20 @@ echo "artifact: $(ls "$work/mlp.dpc" | paste -sd ' ')"
 n.savez('$work/batch.npz', x=n.load(d+'x.npy'), target=n.load(d+'target.npy'))"
 "$build_dir/bin/dpc-run" "$work/mlp.dpc" --nproc-per-node 4 --steps 20 \
   --data "$work/batch.npz"
+echo "== the same for CUDA (--emit=cuda): built with nvcc where the toolkit is;"
+echo "   with no GPU here, its emulated build trained 20 steps on 4 local ranks"
+if "$build_dir/bin/dpc-opt" "$work/mlp.onnx" --train --optimizer=adamw --lr=0.01 \
+  --mesh=2x2 --dp=2 --tp=2 --pp=1 --zero=1 --partition --emit=cuda \
+  -o "$work/mlp-cuda.dpc" 2>"$work/nvcc.err"; then
+  echo "nvcc built $(du -h "$work/mlp-cuda.dpc/libmodel.so" | cut -f1) libmodel.so"
+else
+  echo "no GPU build: $(head -1 "$work/nvcc.err")"
+fi
+"$build_dir/bin/dpc-opt" "$work/mlp.onnx" --train --optimizer=adamw --lr=0.01 \
+  --mesh=2x2 --dp=2 --tp=2 --pp=1 --zero=1 --partition --emit=cuda \
+  --cuda-emulation -o "$work/mlp-emulated.dpc"
+"$build_dir/bin/dpc-run" "$work/mlp-emulated.dpc" --nproc-per-node 4 --steps 20 \
+  --data "$work/batch.npz"
 echo "== forward under the interpreter (PyTorch's loss: $(
   /usr/bin/python3 -c "import numpy; print(numpy.load('$work/mlp.ref/loss.npy'))"))"
 "$build_dir/bin/dpc-run" --interpret "$work/mlp.onnx" \
