@@ -50,6 +50,16 @@ static void printTensors(llvm::raw_ostream &os,
   os << ")";
 }
 
+bool ShardingRule::isPointwise() const {
+  for (FactorKind kind : factorKinds)
+    if (kind != FactorKind::Parallel)
+      return false;
+  return llvm::all_of(resultFactors, [&](llvm::ArrayRef<int64_t> factors) {
+    return int64_t(factors.size()) == getNumFactors() &&
+           !llvm::is_contained(factors, kNoFactor);
+  });
+}
+
 std::string ShardingRule::str() const {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -65,8 +75,7 @@ std::string ShardingRule::str() const {
       os << " reduction";
       if (factorReductions[factor] != ReductionKind::sum)
         os << "(" << stringifyReductionKind(factorReductions[factor]) << ")";
-    }
-    else if (factorKinds[factor] == FactorKind::NeedReplication)
+    } else if (factorKinds[factor] == FactorKind::NeedReplication)
       os << " whole";
   }
   os << "}";

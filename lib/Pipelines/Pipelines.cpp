@@ -27,6 +27,7 @@ void mlir::dpc::addTrainPipeline(OpPassManager &pm,
     differentiate.lossOutput = options.lossOutput;
   differentiate.lossScale = options.precision == "fp16";
   pm.addPass(createDifferentiate(differentiate));
+  pm.addPass(createRecomputePointwise());
   BuildTrainStepOptions step;
   step.optimizer = options.optimizer;
   step.momentum = options.momentum;

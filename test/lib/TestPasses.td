@@ -74,9 +74,14 @@ def TestFusedTraffic : Pass<"test-dpc-fused-traffic"> {
     Runs the fused-traffic analysis over each function body and writes
     `dpc.fused_bytes` (i64) on every `CostOpInterface` op, and
     `dpc.recomputed` on ops whose results an online normalization keeps out
-    of memory (the backward pass recomputes them). Returned values are
-    always written.
+    of memory (the backward pass recomputes them), which only a backend
+    with a fused attention kernel does (`fused-attention`). Returned values
+    are always written.
   }];
+  let options = [
+    Option<"fusedAttention", "fused-attention", "bool", /*default=*/"false",
+           "Assume a fused attention kernel (Cluster::fusedAttention)">,
+  ];
 }
 
 def TestLayerSegments : Pass<"test-dpc-layer-segments", "::mlir::ModuleOp"> {
@@ -87,6 +92,21 @@ def TestLayerSegments : Pass<"test-dpc-layer-segments", "::mlir::ModuleOp"> {
     of the op they stand for (`dpc.repeats_segment`); on the function, the
     regions as `dpc.regions = [[first, period, repeats], ...]`.
   }];
+}
+
+def TestStoredActivations : Pass<"test-dpc-stored-activations", "::mlir::ModuleOp"> {
+  let summary = "Annotates the forward values the cost model stores for the backward pass";
+  let description = [{
+    Writes on every forward op of `@forward_backward` whose results the
+    planner counts as stored activations `dpc.stored_bytes` (i64, per
+    result, 0 for a result not stored), and on the function
+    `dpc.stored_activation_bytes`: their sum, the activations one device
+    holds for a whole batch without recomputation.
+  }];
+  let options = [
+    Option<"fusedAttention", "fused-attention", "bool", /*default=*/"false",
+           "Assume a fused attention kernel (Cluster::fusedAttention)">,
+  ];
 }
 
 def TestShardingIlp : Pass<"test-dpc-sharding-ilp", "::mlir::ModuleOp"> {

@@ -133,6 +133,10 @@ TEST(ClusterJson, RejectsBadFilesNamingTheField) {
             "most 1, got 1.5");
   EXPECT_EQ(parseError("{\"devices_per_node\": 8}"),
             "cluster file 'c.json': missing field 'device'");
+  EXPECT_EQ(parseError(h100With("\"fused_attention\": false",
+                                "\"fused_attention\": 1")),
+            "cluster file 'c.json': field 'fused_attention' must be true or "
+            "false");
 }
 
 TEST(ClusterJson, ResolvesPresetsAndFiles) {
@@ -152,3 +156,16 @@ TEST(ClusterJson, ResolvesPresetsAndFiles) {
 }
 
 } // namespace
+
+TEST(ClusterJson, ReadsFusedAttention) {
+  // No preset assumes a fused attention kernel: dpc's backends have none.
+  for (StringRef name : getClusterPresetNames())
+    EXPECT_FALSE(getClusterPreset(name)->fusedAttention) << name.str();
+  Cluster cluster = *getClusterPreset("h100-sxm");
+  cluster.fusedAttention = true;
+  std::string error;
+  FailureOr<Cluster> parsed =
+      parseClusterJson(printClusterJson(cluster), "c.json", error);
+  ASSERT_TRUE(succeeded(parsed)) << error;
+  EXPECT_TRUE(parsed->fusedAttention);
+}

@@ -61,6 +61,11 @@ public:
   unsigned getNumOperands() const { return operandFactors.size(); }
   unsigned getNumResults() const { return resultFactors.size(); }
 
+  /// Whether every factor is parallel and indexes every result: each
+  /// result element is computed from the operand elements at its own index
+  /// (elementwise ops, broadcasts, transposes, casts).
+  bool isPointwise() const;
+
   /// Prints the rule as `([i,k],[k,j])->([i,j]) {i=4, j=8, k=16 reduction}`,
   /// naming factors i, j, k, ... in order of creation; a reduction other
   /// than a sum names its kind: `reduction(mean)`.

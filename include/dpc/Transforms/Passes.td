@@ -48,6 +48,28 @@ def Differentiate : Pass<"dpc-differentiate", "ModuleOp"> {
   ];
 }
 
+def RecomputePointwise : Pass<"dpc-recompute-pointwise", "ModuleOp"> {
+  let summary = "Recomputes pointwise forward values in the backward pass "
+                "instead of storing them";
+  let description = [{
+    A forward value the backward pass reads is stored from the forward to
+    the backward pass. When it is computed pointwise (its op's sharding
+    rule is pointwise and the op is pure) from values that are held for the
+    backward pass anyway (arguments, constants, stored values, or values
+    recomputed the same way), this pass clones its op, marked backward,
+    just before its first backward reader and lets the backward pass read
+    the clone: storing it would cost memory for the whole forward and
+    backward, recomputing it costs one memory-bound loop. This is the
+    fusion PyTorch's eager GeLU backward and XLA's rematerialization make;
+    here it is in the IR, so every backend implements it and the cost
+    model's stored activations are the IR's own liveness. A GeLU written
+    as `x * 0.5 * (1 + erf(x / sqrt 2))` then stores only `x`.
+
+    Applies to every function whose ops carry `dpc.phase`; the clone
+    computes bit for bit what the original did.
+  }];
+}
+
 def MixedPrecision : Pass<"dpc-mixed-precision", "ModuleOp"> {
   let summary = "Computes a model in bf16 or fp16, keeping f32 where it matters";
   let description = [{

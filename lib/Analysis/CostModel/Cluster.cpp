@@ -360,6 +360,18 @@ public:
     result = it->get<std::string>();
   }
 
+  void getOptionalBool(const json &object, StringRef path, StringRef key,
+                       bool &result) {
+    auto it = object.find(std::string(key));
+    if (failed() || it == object.end())
+      return;
+    if (!it->is_boolean()) {
+      fail(join(path, key), "must be true or false");
+      return;
+    }
+    result = it->get<bool>();
+  }
+
   bool fail(StringRef field, const std::string &message) {
     if (!failed())
       error =
@@ -403,8 +415,9 @@ private:
   std::string &error;
 };
 
-const StringRef kTopFields[] = {"name",       "devices_per_node", "device",
-                                "intra_node", "inter_node",       "efficiency"};
+const StringRef kTopFields[] = {
+    "name",       "devices_per_node", "device",         "intra_node",
+    "inter_node", "efficiency",       "fused_attention"};
 const StringRef kDeviceFields[] = {"peak_tflops", "memory_gb",
                                    "memory_bandwidth_gb_per_s"};
 const StringRef kLinkFields[] = {"bandwidth_gb_per_s", "latency_us"};
@@ -472,6 +485,7 @@ FailureOr<Cluster> mlir::dpc::parseClusterJson(StringRef text,
     reader.getNumber(*efficiency, "efficiency", "communication",
                      cluster.efficiency.communication, 1.0, 0.0, true, 1.0);
   }
+  reader.getOptionalBool(root, "", "fused_attention", cluster.fusedAttention);
   if (reader.failed())
     return failure();
   return cluster;
@@ -519,7 +533,8 @@ std::string mlir::dpc::printClusterJson(const Cluster &cluster) {
                {"efficiency",
                 {{"compute", cluster.efficiency.compute},
                  {"memory", cluster.efficiency.memory},
-                 {"communication", cluster.efficiency.communication}}}};
+                 {"communication", cluster.efficiency.communication}}},
+               {"fused_attention", cluster.fusedAttention}};
   return root.dump(2) + "\n";
 }
 

@@ -23,7 +23,7 @@ struct CompleteShardingsPass
     FailureOr<Cluster> cluster = resolveCluster(layout->cluster, error);
     FailureOr<TrainingGraph> graph = failure();
     if (succeeded(cluster))
-      graph = TrainingGraph::get(module, error);
+      graph = TrainingGraph::get(module, error, cluster->fusedAttention);
     if (failed(graph)) {
       emitError(module.getLoc(), error);
       return signalPassFailure();

@@ -281,7 +281,7 @@ LogicalResult mlir::dpc::planModule(ModuleOp module, StringRef mesh,
     parsedCluster = resolveCluster(cluster, error);
   FailureOr<TrainingGraph> graph = failure();
   if (succeeded(parsedCluster))
-    graph = TrainingGraph::get(module, error);
+    graph = TrainingGraph::get(module, error, parsedCluster->fusedAttention);
   if (failed(graph))
     return emitError(module.getLoc(), error);
   FailureOr<ShardingConstraints> constraints =

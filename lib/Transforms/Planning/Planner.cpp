@@ -85,6 +85,13 @@ public:
     backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
     modelStateBytes = {graph.getParameterBytes(), graph.getGradientBytes(),
                        graph.getOptimizerBytes()};
+    // Recomputation checkpoints each layer's input (Megatron-LM's full
+    // recomputation): a repeated layer of several segments keeps only the
+    // output of its last.
+    checkpointed.assign(segmentation.getSegments().size(), true);
+    for (const LayerSegmentation::Region &region : segmentation.getRegions())
+      for (unsigned i = region.first; i < region.getEnd(); ++i)
+        checkpointed[i] = (i - region.first + 1) % region.period == 0;
   }
 
   FailureOr<Plan> run(std::string &error);
@@ -127,6 +134,8 @@ private:
   double backwardFactor = 3.0;
   double modelFlops = 0.0;
   ModelStateBytes modelStateBytes;
+  /// Per segment: whether recomputation keeps its output (a layer's end).
+  SmallVector<bool> checkpointed;
   bool dataAxisMatters = false;
   std::map<std::tuple<int64_t, int64_t, int64_t>,
            SmallVector<SmallVector<unsigned>>>
@@ -213,16 +222,16 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
       variant.recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
   double communicationFactor = variant.recompute ? 1.5 : 1.0;
   SmallVector<SegmentPlan> segments;
-  for (const ShardingSpace::SegmentCost &cost : costs) {
+  for (auto [i, cost] : llvm::enumerate(costs)) {
     SegmentPlan segment;
     segment.computeTime = cost.computeTime * computeFactor;
     segment.communicationTime = cost.communicationTime * communicationFactor;
     segment.modelStateBytes =
         getModelState(cost.parameterElements, mesh, variant.zeroStage)
             .getModelState();
-    // Recomputation keeps only each segment's input.
     segment.activationBytes =
-        variant.recompute ? cost.outputBytes : cost.activationBytes;
+        variant.recompute ? (checkpointed[i] ? cost.outputBytes : 0.0)
+                          : cost.activationBytes;
     segments.push_back(segment);
   }
   return segments;
@@ -250,21 +259,34 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                      .time;
     elementSum[i + 1] = elementSum[i] + costs[i].parameterElements;
     activationSum[i + 1] = activationSum[i] + costs[i].activationBytes;
-    checkpointSum[i + 1] = checkpointSum[i] + costs[i].outputBytes;
   }
+  // A repeated layer is recomputed whole.
+  SmallVector<double> unitActivations;
+  for (unsigned i = 0; i < n; ++i)
+    unitActivations.push_back(costs[i].activationBytes);
+  for (const LayerSegmentation::Region &region : segmentation.getRegions())
+    for (unsigned unit = region.first; unit < region.getEnd();
+         unit += region.period) {
+      double layer = 0.0;
+      for (unsigned i = unit; i < unit + region.period; ++i)
+        layer += costs[i].activationBytes;
+      for (unsigned i = unit; i < unit + region.period; ++i)
+        unitActivations[i] = layer;
+    }
+  for (unsigned i = 0; i < n; ++i)
+    checkpointSum[i + 1] =
+        checkpointSum[i] + (checkpointed[i] ? costs[i].outputBytes : 0.0);
   auto sendTime = [&](unsigned last) { return sends[last]; };
   SmallVector<double> inFlightOf(p);
   for (int64_t stage = 0; stage < p; ++stage)
     inFlightOf[stage] = getMicroBatchesInFlight(variant.schedule, p, stage,
                                                 microBatches, variant.chunks);
-  // The largest activation among segments [first, end), which
+  // The largest layer's activations among segments [first, end), which
   // recomputation stores again during the backward: a sparse table, since
   // the partition asks for many ranges.
   SmallVector<SmallVector<double>> largestOf;
   if (variant.recompute) {
-    largestOf.emplace_back();
-    for (unsigned i = 0; i < n; ++i)
-      largestOf.back().push_back(costs[i].activationBytes);
+    largestOf.emplace_back(unitActivations.begin(), unitActivations.end());
     for (unsigned width = 2; width <= n; width *= 2) {
       const SmallVector<double> &half = largestOf.back();
       SmallVector<double> level;

@@ -304,10 +304,13 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
   SmallVector<StrategyMemory> memory;
   for (Strategy &s : options) {
     double shards = (s.dataFactor >= 0 ? d : 1) * (s.tensorFactor >= 0 ? t : 1);
+    // A fused attention's backward runs its scores' contraction again.
+    double passes =
+        backwardFactor + (graph.isRerunInBackward(op) ? 1.0 : 0.0);
     s.time = getOpComputeEstimate(op, graph.getFusedBytes(op), cluster,
                                   shards / scale)
                  .time *
-             backwardFactor;
+             passes;
     for (auto [j, result] : llvm::enumerate(op->getResults()))
       if (graph.isStoredForBackward(result))
         s.activationBytes +=

@@ -6,7 +6,6 @@
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
-#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -34,7 +33,8 @@ static double getElementBytes(Type type) {
 }
 
 FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
-                                            std::string &error) {
+                                            std::string &error,
+                                            bool fusedAttention) {
   TrainingGraph graph;
   graph.func = module.lookupSymbol<func::FuncOp>("forward_backward");
   if (!graph.func) {
@@ -84,31 +84,17 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
         if (graph.forwardSet.contains(def))
           graph.stored.insert(operand);
 
+  // Stored is what the backward pass reads: -dpc-recompute-pointwise has
+  // already made the backward pass rebuild what it cheaply can.
   graph.fusedTraffic = std::make_shared<FusedTraffic>(
       func.getBody().front(),
       [&](Operation *op) { return graph.forwardSet.contains(op); },
-      [&](Value value) { return graph.stored.contains(value); });
-  // What the backward pass recomputes (attention scores) is not stored.
+      [&](Value value) { return graph.stored.contains(value); },
+      fusedAttention);
+  // What a fused attention kernel recomputes (the scores) is not stored.
   for (Value value : llvm::to_vector(graph.stored))
     if (graph.fusedTraffic->isRecomputed(value))
       graph.stored.erase(value);
-  // Nor is a pointwise result computable from what is stored: the fused
-  // backward kernel recomputes it (a GeLU's intermediates from its input).
-  llvm::DenseSet<Value> recomputable;
-  auto available = [&](Value value) {
-    return isa<BlockArgument>(value) || graph.stored.contains(value) ||
-           recomputable.contains(value) ||
-           matchPattern(value, m_Constant());
-  };
-  for (Operation *op : graph.forwardOps) {
-    if (!FusedTraffic::isPointwise(op) ||
-        !llvm::all_of(op->getOperands(), available))
-      continue;
-    for (Value result : op->getResults()) {
-      graph.stored.erase(result);
-      recomputable.insert(result);
-    }
-  }
 
   if (auto step = module.lookupSymbol<func::FuncOp>("train_step"))
     if (auto count = step->getAttrOfType<IntegerAttr>(
@@ -154,6 +140,14 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
         graph.batchDims[result] = it - factors.begin();
     }
   }
+
+  // Values made once per step from parameters and constants (a weight's
+  // transpose or cast) are not per-sample activations: the CPU backend
+  // folds a weight's transpose into its GEMMs, and they do not grow with
+  // the micro-batch.
+  for (Value value : llvm::to_vector(graph.stored))
+    if (!graph.touchesBatch(value.getDefiningOp()))
+      graph.stored.erase(value);
 
   // Model state per parameter element, from the step's own arguments.
   double paramElements = 0, paramBytes = 0, optBytes = 0, wireBytes = 0;

@@ -1,7 +1,7 @@
 //===- TestFusedTraffic.cpp - Fused memory traffic, for FileCheck ---------===//
 
-#include "dpc/Analysis/CostModel/FusedTraffic.h"
 #include "TestPasses.h"
+#include "dpc/Analysis/CostModel/FusedTraffic.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +20,8 @@ using namespace mlir::dpc;
 namespace {
 struct TestFusedTrafficPass
     : public dpc::impl::TestFusedTrafficBase<TestFusedTrafficPass> {
+  using TestFusedTrafficBase::TestFusedTrafficBase;
+
   void runOnOperation() override {
     Builder builder(&getContext());
     getOperation()->walk([&](func::FuncOp func) {
@@ -27,8 +29,8 @@ struct TestFusedTrafficPass
         return;
       Block &body = func.getBody().front();
       FusedTraffic traffic(
-          body, [](Operation *op) { return true; },
-          [](Value) { return false; });
+          body, [](Operation *op) { return true; }, [](Value) { return false; },
+          fusedAttention);
       for (Operation &op : body) {
         if (isa<CostOpInterface>(&op))
           op.setAttr("dpc.fused_bytes", builder.getI64IntegerAttr(std::llround(

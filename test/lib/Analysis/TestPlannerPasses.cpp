@@ -1,9 +1,10 @@
 //===- TestPlannerPasses.cpp - Segments and the ILP, for FileCheck --------===//
 
 #include "TestPasses.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Transforms/Planning/ShardingSpace.h"
-#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -14,6 +15,7 @@
 namespace mlir::dpc {
 #define GEN_PASS_DEF_TESTLAYERSEGMENTS
 #define GEN_PASS_DEF_TESTSHARDINGILP
+#define GEN_PASS_DEF_TESTSTOREDACTIVATIONS
 #include "TestPasses.h.inc"
 } // namespace mlir::dpc
 
@@ -26,6 +28,36 @@ double roundSignificant(double value) {
   std::snprintf(text, sizeof(text), "%.6g", value);
   return std::strtod(text, nullptr);
 }
+
+struct TestStoredActivationsPass
+    : public dpc::impl::TestStoredActivationsBase<TestStoredActivationsPass> {
+  using TestStoredActivationsBase::TestStoredActivationsBase;
+
+  void runOnOperation() override {
+    std::string error;
+    FailureOr<TrainingGraph> graph =
+        TrainingGraph::get(getOperation(), error, fusedAttention);
+    if (failed(graph)) {
+      emitError(getOperation().getLoc(), error);
+      return signalPassFailure();
+    }
+    Builder builder(&getContext());
+    int64_t total = 0;
+    for (Operation *op : graph->getForwardOps()) {
+      SmallVector<int64_t> bytes;
+      for (Value result : op->getResults())
+        bytes.push_back(graph->isStoredForBackward(result)
+                            ? int64_t(getSizeInBytes(result.getType()))
+                            : 0);
+      if (llvm::all_of(bytes, [](int64_t b) { return b == 0; }))
+        continue;
+      total += llvm::sum_of(bytes);
+      op->setAttr("dpc.stored_bytes", builder.getI64ArrayAttr(bytes));
+    }
+    graph->getFunction()->setAttr("dpc.stored_activation_bytes",
+                                  builder.getI64IntegerAttr(total));
+  }
+};
 
 struct TestLayerSegmentsPass
     : public dpc::impl::TestLayerSegmentsBase<TestLayerSegmentsPass> {
@@ -52,8 +84,7 @@ struct TestLayerSegmentsPass
     for (const LayerSegmentation::Region &region : segmentation.getRegions())
       regions.push_back(builder.getDenseI64ArrayAttr(
           {region.first, region.period, region.repeats}));
-    graph->getFunction()->setAttr("dpc.regions",
-                                  builder.getArrayAttr(regions));
+    graph->getFunction()->setAttr("dpc.regions", builder.getArrayAttr(regions));
   }
 };
 
@@ -66,7 +97,8 @@ struct TestShardingIlpPass
     FailureOr<Cluster> parsedCluster = resolveCluster(cluster, error);
     FailureOr<TrainingGraph> graph = failure();
     if (succeeded(parsedCluster))
-      graph = TrainingGraph::get(getOperation(), error);
+      graph = TrainingGraph::get(getOperation(), error,
+                                 parsedCluster->fusedAttention);
     if (failed(graph)) {
       emitError(getOperation().getLoc(), error);
       return signalPassFailure();
@@ -98,15 +130,15 @@ struct TestShardingIlpPass
     }
     Builder builder(&getContext());
     func::FuncOp func = graph->getFunction();
-    func->setAttr("dpc.ilp_objective",
-                  builder.getF64FloatAttr(roundSignificant(solution->objective)));
+    func->setAttr("dpc.ilp_objective", builder.getF64FloatAttr(roundSignificant(
+                                           solution->objective)));
     func->setAttr("dpc.search_space",
                   builder.getF64FloatAttr(problem.getSearchSpaceSize()));
     if (problem.getSearchSpaceSize() <= 1e6) {
       ShardingSolution exhaustive = solveExhaustively(problem, prices);
-      func->setAttr("dpc.exhaustive_objective",
-                    builder.getF64FloatAttr(
-                        roundSignificant(exhaustive.objective)));
+      func->setAttr(
+          "dpc.exhaustive_objective",
+          builder.getF64FloatAttr(roundSignificant(exhaustive.objective)));
     }
     writePlanMesh(getOperation(), 1, dataParallel, tensorParallel);
     for (Operation *op : graph->getForwardOps()) {

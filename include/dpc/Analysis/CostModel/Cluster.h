@@ -105,6 +105,11 @@ struct Cluster {
   LinkSpec intraNode;
   LinkSpec interNode;
   Efficiency efficiency;
+  /// Whether the backend that runs the plan has a fused attention kernel
+  /// (FlashAttention: the scores never stored, recomputed in the backward
+  /// pass). dpc's own backends have none, so plans they compile leave it
+  /// off.
+  bool fusedAttention = false;
 
   const LinkSpec &getLink(LinkLevel level) const {
     return level == LinkLevel::IntraNode ? intraNode : interNode;

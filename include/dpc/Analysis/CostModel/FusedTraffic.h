@@ -12,8 +12,11 @@
 //   - contraction: a reduction factor indexed by two or more operands
 //     (matmul, convolution); reads its operands from memory;
 //   - row normalization: a whole factor, no reduction, result shaped like
-//     its input (softmax, layer norm); between two contractions along the
-//     normalized axis it runs on the fly (FlashAttention's online softmax).
+//     its input (softmax, layer norm). Only where the backend has a fused
+//     attention kernel does one run on the fly: a softmax of a contraction's
+//     output along the keys' axis, summed over by the next contraction
+//     (FlashAttention's online softmax, which recomputes the scores in the
+//     backward pass).
 // Reductions and ops without a rule take pointwise inputs on the fly and
 // write their results.
 //
@@ -33,10 +36,12 @@ class FusedTraffic {
 public:
   /// Analyzes the ops of `block` that `inScope` accepts (the forward pass),
   /// in order. Values `mustStore` accepts (activations the backward pass
-  /// reads) are written, unless an online normalization consumes them:
-  /// FlashAttention recomputes those in the backward pass.
+  /// reads) are written, unless `fusedAttention` is set and an online
+  /// normalization consumes them: FlashAttention recomputes those in the
+  /// backward pass.
   FusedTraffic(Block &block, llvm::function_ref<bool(Operation *)> inScope,
-               llvm::function_ref<bool(Value)> mustStore);
+               llvm::function_ref<bool(Value)> mustStore,
+               bool fusedAttention = false);
 
   /// Bytes `op` reads and writes once fused.
   double getBytes(Operation *op) const { return bytes.lookup(op); }
@@ -49,9 +54,15 @@ public:
 
   /// Whether the backward pass recomputes `value` instead of storing it.
   bool isRecomputed(Value value) const { return recomputed.contains(value); }
+  /// Whether the backward pass runs `op` again (the scores' contraction of
+  /// a fused attention).
+  bool isRerunInBackward(Operation *op) const {
+    return recomputedOps.contains(op);
+  }
 
 private:
   llvm::DenseSet<Value> inRegisters, recomputed;
+  llvm::DenseSet<Operation *> recomputedOps;
   llvm::DenseMap<Operation *, double> bytes;
 };
 

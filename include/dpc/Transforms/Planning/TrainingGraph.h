@@ -26,7 +26,10 @@ class TrainingGraph {
 public:
   /// Reads `@forward_backward` of `module`; fails with `error` when there
   /// is none (the step was not built) or it has no batch input.
-  static FailureOr<TrainingGraph> get(ModuleOp module, std::string &error);
+  /// `fusedAttention`: the backend has a fused attention kernel, which
+  /// stores no scores (Cluster::fusedAttention).
+  static FailureOr<TrainingGraph> get(ModuleOp module, std::string &error,
+                                      bool fusedAttention = false);
 
   func::FuncOp getFunction() const { return func; }
   /// Forward ops in program order.
@@ -34,10 +37,13 @@ public:
   /// Ops of the backward pass.
   ArrayRef<Operation *> getBackwardOps() const { return backwardOps; }
   bool isForward(Operation *op) const { return forwardSet.contains(op); }
-  bool isStoredForBackward(Value value) const {
-    return stored.contains(value);
-  }
+  bool isStoredForBackward(Value value) const { return stored.contains(value); }
   bool isParameter(Value value) const;
+  /// Whether the backward pass runs forward op `op` again (a fused
+  /// attention's scores).
+  bool isRerunInBackward(Operation *op) const {
+    return fusedTraffic->isRerunInBackward(op);
+  }
   /// Bytes `op` moves once the backend fuses it with its neighbours.
   double getFusedBytes(Operation *op) const {
     return fusedTraffic->getBytes(op);

@@ -1,0 +1,132 @@
+//===- RecomputePointwise.cpp - Pointwise values rebuilt, not stored ------===//
+//
+// A pointwise forward value that the backward pass reads is recomputed in
+// the backward pass from values it holds anyway, so the step stores the
+// inputs of a pointwise chain (a GeLU's input) and not every intermediate.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
+#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+#include "dpc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::dpc {
+#define GEN_PASS_DEF_RECOMPUTEPOINTWISE
+#include "dpc/Transforms/Passes.h.inc"
+} // namespace mlir::dpc
+
+using namespace mlir;
+using namespace mlir::dpc;
+
+static std::optional<Phase> getPhase(Operation *op) {
+  if (auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName))
+    return phase.getValue();
+  return std::nullopt;
+}
+
+/// Whether `op` can be run again in the backward pass with the same result.
+static bool isRecomputable(Operation *op) {
+  auto shardable = dyn_cast<ShardableOpInterface>(op);
+  return shardable && op->getNumRegions() == 0 && isMemoryEffectFree(op) &&
+         getPhase(op) == Phase::forward &&
+         shardable.getShardingRule().isPointwise();
+}
+
+static void recomputeIn(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  auto isBackward = [](Operation *op) {
+    return getPhase(op) == Phase::backward;
+  };
+  auto isStored = [&](Value value) {
+    return llvm::any_of(value.getUsers(), isBackward);
+  };
+  // In forward order: an op is recomputed when each operand is held for the
+  // backward pass or recomputed itself. Values computed once per step from
+  // parameters and constants alone (a weight's cast, a mask) are left
+  // where the forward pass made them: they are not per-sample activations,
+  // and the pipeline places them with the stage that first reads them.
+  llvm::DenseSet<Value> recomputed, perStep;
+  auto isInput = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg &&
+           func.getArgAttr(arg.getArgNumber(), DpcDialect::kInputAttrName);
+  };
+  auto isPerStep = [&](Value value) {
+    return (isa<BlockArgument>(value) && !isInput(value)) ||
+           matchPattern(value, m_Constant()) || perStep.contains(value);
+  };
+  auto isHeld = [&](Value value) {
+    return isa<BlockArgument>(value) || isPerStep(value) ||
+           recomputed.contains(value) || isStored(value);
+  };
+  SmallVector<Operation *> candidates;
+  for (Operation &op : block) {
+    if (llvm::all_of(op.getOperands(), isPerStep)) {
+      perStep.insert(op.result_begin(), op.result_end());
+      continue;
+    }
+    if (!isRecomputable(&op) || !llvm::all_of(op.getOperands(), isHeld))
+      continue;
+    candidates.push_back(&op);
+    recomputed.insert(op.result_begin(), op.result_end());
+  }
+  if (candidates.empty())
+    return;
+
+  // Each clone goes before the first backward op that needs it, directly
+  // or through another clone.
+  llvm::DenseMap<Operation *, Operation *> insertBefore;
+  std::function<void(Value, Operation *)> need = [&](Value value,
+                                                     Operation *reader) {
+    Operation *def = value.getDefiningOp();
+    Operation *&at = insertBefore[def];
+    if (at && at->isBeforeInBlock(reader))
+      return;
+    at = reader;
+    for (Value operand : def->getOperands())
+      if (recomputed.contains(operand))
+        need(operand, reader);
+  };
+  for (Operation &op : block)
+    if (isBackward(&op))
+      for (Value operand : op.getOperands())
+        if (recomputed.contains(operand))
+          need(operand, &op);
+
+  auto backward = PhaseAttr::get(func.getContext(), Phase::backward);
+  IRMapping clones;
+  llvm::DenseSet<Operation *> cloneOps;
+  OpBuilder builder(func.getContext());
+  for (Operation *op : candidates) {
+    Operation *at = insertBefore.lookup(op);
+    if (!at)
+      continue;
+    builder.setInsertionPoint(at);
+    Operation *clone = builder.clone(*op, clones);
+    clone->setAttr(DpcDialect::kPhaseAttrName, backward);
+    cloneOps.insert(clone);
+    for (auto [original, copy] :
+         llvm::zip(op->getResults(), clone->getResults()))
+      original.replaceUsesWithIf(copy, [&](OpOperand &use) {
+        return isBackward(use.getOwner()) && !cloneOps.contains(use.getOwner());
+      });
+  }
+}
+
+namespace {
+struct RecomputePointwisePass
+    : public dpc::impl::RecomputePointwiseBase<RecomputePointwisePass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal())
+        recomputeIn(func);
+  }
+};
+} // namespace
