@@ -63,7 +63,11 @@ def RecomputePointwise : Pass<"dpc-recompute-pointwise", "ModuleOp"> {
     fusion PyTorch's eager GeLU backward and XLA's rematerialization make;
     here it is in the IR, so every backend implements it and the cost
     model's stored activations are the IR's own liveness. A GeLU written
-    as `x * 0.5 * (1 + erf(x / sqrt 2))` then stores only `x`.
+    as `x * 0.5 * (1 + erf(x / sqrt 2))` then stores only `x`. Where an
+    operand is not held but is smaller than the stored results, the
+    operand is kept instead (a bf16 value rather than its f32 cast for a
+    layer norm). Values computed once per step from parameters and
+    constants alone (a weight's cast, a mask) stay where they are.
 
     Applies to every function whose ops carry `dpc.phase`; the clone
     computes bit for bit what the original did.

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::dpc {
@@ -214,5 +215,15 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   function.setFunctionType(builder.getFunctionType(
       function.getArgumentTypes(), ValueRange(results).getTypes()));
   function.setAllResultAttrs(resultAttrs);
+  // Ops' rules also build the adjoints of operands nothing trains (a
+  // constant scale, a fill value); nothing reads those, and keeping them
+  // would keep forward values alive for the backward pass.
+  SmallVector<Operation *> backwardOps;
+  for (Operation &op : body.without_terminator())
+    if (op.getAttr(DpcDialect::kPhaseAttrName) == backwardPhase)
+      backwardOps.push_back(&op);
+  for (Operation *op : llvm::reverse(backwardOps))
+    if (isOpTriviallyDead(op))
+      op->erase();
   return success();
 }

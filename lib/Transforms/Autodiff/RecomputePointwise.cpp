@@ -8,6 +8,7 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 #include "dpc/Transforms/Passes.h"
 
@@ -16,6 +17,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir::dpc {
 #define GEN_PASS_DEF_RECOMPUTEPOINTWISE
@@ -52,7 +54,7 @@ static void recomputeIn(func::FuncOp func) {
   // parameters and constants alone (a weight's cast, a mask) are left
   // where the forward pass made them: they are not per-sample activations,
   // and the pipeline places them with the stage that first reads them.
-  llvm::DenseSet<Value> recomputed, perStep;
+  llvm::DenseSet<Value> recomputed, perStep, keptInstead;
   auto isInput = [&](Value value) {
     auto arg = dyn_cast<BlockArgument>(value);
     return arg &&
@@ -64,7 +66,14 @@ static void recomputeIn(func::FuncOp func) {
   };
   auto isHeld = [&](Value value) {
     return isa<BlockArgument>(value) || isPerStep(value) ||
-           recomputed.contains(value) || isStored(value);
+           recomputed.contains(value) || keptInstead.contains(value) ||
+           isStored(value);
+  };
+  auto bytesOf = [](ValueRange values) {
+    int64_t bytes = 0;
+    for (Value value : values)
+      bytes += getSizeInBytes(value.getType());
+    return bytes;
   };
   SmallVector<Operation *> candidates;
   for (Operation &op : block) {
@@ -72,8 +81,22 @@ static void recomputeIn(func::FuncOp func) {
       perStep.insert(op.result_begin(), op.result_end());
       continue;
     }
-    if (!isRecomputable(&op) || !llvm::all_of(op.getOperands(), isHeld))
+    if (!isRecomputable(&op))
       continue;
+    // Where operands are not held, keeping them instead of the stored
+    // results may still be cheaper: a bf16 value rather than its f32 cast
+    // for a layer norm.
+    llvm::SetVector<Value> missing;
+    for (Value operand : op.getOperands())
+      if (!isHeld(operand))
+        missing.insert(operand);
+    if (!missing.empty()) {
+      SmallVector<Value> storedResults(llvm::make_filter_range(
+          op.getResults(), [&](Value result) { return isStored(result); }));
+      if (bytesOf(missing.getArrayRef()) >= bytesOf(storedResults))
+        continue;
+      keptInstead.insert(missing.begin(), missing.end());
+    }
     candidates.push_back(&op);
     recomputed.insert(op.result_begin(), op.result_end());
   }

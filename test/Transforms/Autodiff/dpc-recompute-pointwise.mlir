@@ -54,3 +54,22 @@ func.func @relu_of_matmul(%x: tensor<4x8xbf16> {dpc.input = "x"}, %w: tensor<8x8
   %dx = dpc.matmul %g, %wb {dpc.phase = #dpc.phase<backward>} : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
   return %r, %dx : tensor<4x8xbf16>, tensor<4x8xbf16>
 }
+
+// The backward pass reads the f32 cast of a bf16 matmul output that it
+// does not read itself: keeping the bf16 value and casting it again costs
+// half the memory.
+// CHECK-LABEL: func.func @keep_the_narrow_value
+func.func @keep_the_narrow_value(%a: tensor<4x8xbf16> {dpc.input = "a"},
+                                 %w: tensor<8x8xbf16>, %dy: tensor<4x8xf32>)
+    -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  // CHECK:      %[[X:.*]] = dpc.matmul
+  // CHECK-NEXT: %[[C:.*]] = dpc.cast %[[X]] {dpc.phase = #dpc.phase<forward>}
+  // CHECK-NEXT: %[[Y:.*]] = dpc.exp %[[C]]
+  // CHECK-NEXT: %[[C2:.*]] = dpc.cast %[[X]] {dpc.phase = #dpc.phase<backward>}
+  // CHECK-NEXT: dpc.mul %arg2, %[[C2]] {dpc.phase = #dpc.phase<backward>}
+  %x = dpc.matmul %a, %w {dpc.phase = #dpc.phase<forward>} : (tensor<4x8xbf16>, tensor<8x8xbf16>) -> tensor<4x8xbf16>
+  %c = dpc.cast %x {dpc.phase = #dpc.phase<forward>} : tensor<4x8xbf16> -> tensor<4x8xf32>
+  %y = dpc.exp %c {dpc.phase = #dpc.phase<forward>} : tensor<4x8xf32>
+  %g = dpc.mul %dy, %c {dpc.phase = #dpc.phase<backward>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y, %g : tensor<4x8xf32>, tensor<4x8xf32>
+}
