@@ -135,3 +135,37 @@ def test_gpt_layer_follows_korthikanti(tmp_path, hidden, heads, sequence, batch)
     layer = _gpt_layer_bytes(tmp_path, 3, **shape) - _gpt_layer_bytes(tmp_path, 2, **shape)
     s, b, h, a = sequence, batch, hidden, heads
     assert layer == 24 * s * b * h + 4 * a * s * s * b
+
+
+@pytest.fixture(scope="module")
+def gpt_step(tmp_path_factory):
+    if not os.path.exists(DPC_OPT):
+        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
+    from dpc import gpt_onnx
+    tmp = tmp_path_factory.mktemp("korthikanti")
+    onnx_path = str(tmp / "gpt.onnx")
+    gpt_onnx.write(gpt_onnx.GptConfig(layers=3, hidden=256, heads=8, sequence=256, vocab=256,
+                                      batch=8), onnx_path)
+    step = str(tmp / "gpt.mlir")
+    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
+                    "--precision=bf16", "-o", step], check=True)
+    return step
+
+
+@pytest.mark.parametrize("t", [1, 2, 8])
+def test_planned_gpt_layer_follows_korthikanti(gpt_step, tmp_path, t):
+    """The planner's activations per GPT layer at tensor-parallel degree t:
+    with Megatron-LM's degrees fixed it lays the layer out as Megatron-LM
+    does with sequence parallelism, so a layer stores Korthikanti's
+    sequence-parallel count, (34sbh + 5as^2b)/t, under the assumptions
+    above: (24sbh + 4as^2b)/t, for the plan's micro-batch b."""
+    report = str(tmp_path / "plan.json")
+    subprocess.run([DPC_OPT, gpt_step, "--mesh=%d" % t, "--dp=1", "--tp=%d" % t, "--pp=1",
+                    "--cluster=h100-sxm", "--plan-only", "--plan-report=" + report],
+                   check=True, capture_output=True)
+    import json
+    plan = json.load(open(report))
+    layers = [g for g in plan["layer_groups"] if g["repeats"] == 3]
+    assert len(layers) == 1
+    s, b, h, a = 256, plan["micro_batch_size"], 256, 8
+    assert layers[0]["repeat_activation_bytes"] == (24 * s * b * h + 4 * a * s * s * b) / t
