@@ -231,3 +231,22 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path, dp, tp, pp):
         assert "dp" in sharding, (param, sharding)
         assert sharding.replace("(dp, tp)", "tp").replace("dp", "*") == args[param], \
             (param, sharding, args[param])
+
+
+def test_mesh_shape_is_the_topology(gpt4, tmp_path):
+    """--mesh=AxB is A nodes of B devices (B at most the preset's 8): one
+    node of 8 plans alike however it is written, while 2 nodes of 4 and 4
+    nodes of 2 cross the slower inter-node links and plan differently."""
+    plans = {}
+    for mesh in ("8", "1x8", "2x4", "4x2"):
+        report = str(tmp_path / (mesh + ".json"))
+        r = subprocess.run([DPC_OPT, gpt4, "--mesh=" + mesh, "--cluster=h100-sxm", "--plan-only",
+                            "--plan-report=" + report], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        with open(report) as f:
+            plans[mesh] = json.load(f)
+    assert [plans[m]["devices_per_node"] for m in ("8", "1x8", "2x4", "4x2")] == [8, 8, 4, 2]
+    layout = lambda p: (p["dp"], p["tp"], p["pp"], p["totals"]["step_time_s"])
+    assert layout(plans["8"]) == layout(plans["1x8"])
+    assert plans["2x4"]["totals"]["step_time_s"] > plans["8"]["totals"]["step_time_s"]
+    assert plans["4x2"]["totals"]["step_time_s"] > plans["2x4"]["totals"]["step_time_s"]

@@ -169,3 +169,15 @@ TEST(ClusterJson, ReadsFusedAttention) {
   ASSERT_TRUE(succeeded(parsed)) << error;
   EXPECT_TRUE(parsed->fusedAttention);
 }
+
+TEST(ClusterPreset, MeshShapeIsTheTopology) {
+  Cluster h100 = *getClusterPreset("h100-sxm");
+  auto nodeSize = [&](std::initializer_list<int64_t> shape) {
+    return placeMeshOnCluster(h100, Mesh(shape)).devicesPerNode;
+  };
+  EXPECT_EQ(nodeSize({16}), 8);    // One axis fills whole nodes.
+  EXPECT_EQ(nodeSize({2, 4}), 4);  // Two nodes of four.
+  EXPECT_EQ(nodeSize({4, 2}), 2);  // Four nodes of two.
+  EXPECT_EQ(nodeSize({1, 16}), 8); // Larger than a node: whole nodes.
+  EXPECT_EQ(nodeSize({2, 2, 4}), 4);
+}

@@ -16,6 +16,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include <cassert>
@@ -552,4 +553,24 @@ FailureOr<Cluster> mlir::dpc::resolveCluster(StringRef spec,
     return failure();
   }
   return loadClusterFile(spec, error);
+}
+
+Cluster mlir::dpc::placeMeshOnCluster(Cluster cluster, const Mesh &mesh) {
+  if (mesh.getRank() >= 2)
+    cluster.devicesPerNode =
+        std::min(cluster.devicesPerNode,
+                 std::max<int64_t>(mesh.getAxisSize(mesh.getRank() - 1), 1));
+  return cluster;
+}
+
+FailureOr<Cluster> mlir::dpc::resolveClusterForMesh(StringRef spec,
+                                                    StringRef meshText,
+                                                    std::string &error) {
+  FailureOr<Cluster> cluster = resolveCluster(spec, error);
+  if (failed(cluster) || meshText.empty())
+    return cluster;
+  FailureOr<Mesh> mesh = Mesh::parse(meshText, error);
+  if (failed(mesh))
+    return failure();
+  return placeMeshOnCluster(*cluster, *mesh);
 }

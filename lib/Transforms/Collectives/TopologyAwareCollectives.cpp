@@ -167,15 +167,18 @@ struct TopologyAwareCollectivesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string spec = cluster;
+    std::string spec = cluster, mesh;
+    auto plan =
+        module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
     if (spec.empty()) {
-      auto plan =
-          module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
       auto named = plan ? plan.getAs<StringAttr>("cluster") : StringAttr();
       spec = named ? named.str() : "h100-sxm";
     }
+    // The nodes are those the planned mesh was laid out on.
+    if (auto planned = plan ? plan.getAs<StringAttr>("mesh") : StringAttr())
+      mesh = planned.str();
     std::string error;
-    FailureOr<Cluster> resolved = resolveCluster(spec, error);
+    FailureOr<Cluster> resolved = resolveClusterForMesh(spec, mesh, error);
     if (failed(resolved)) {
       emitError(module.getLoc(), "--cluster=") << spec << ": " << error;
       return signalPassFailure();

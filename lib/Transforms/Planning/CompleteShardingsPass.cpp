@@ -20,7 +20,8 @@ struct CompleteShardingsPass
     if (failed(layout))
       return signalPassFailure();
     std::string error;
-    FailureOr<Cluster> cluster = resolveCluster(layout->cluster, error);
+    FailureOr<Cluster> cluster =
+        resolveClusterForMesh(layout->cluster, layout->mesh, error);
     FailureOr<TrainingGraph> graph = failure();
     if (succeeded(cluster))
       graph = TrainingGraph::get(module, error, cluster->fusedAttention);

@@ -241,6 +241,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
   return llvm::json::Object{
       {"mesh", context.mesh},
       {"cluster", context.cluster},
+      {"devices_per_node", context.devicesPerNode},
       {"devices", devices},
       {"dp", plan.dataParallel},
       {"tp", plan.tensorParallel},
@@ -291,13 +292,14 @@ LogicalResult mlir::dpc::planModule(ModuleOp module, StringRef mesh,
   LayerSegmentation segmentation(*graph);
   options.constraints = &*constraints;
   options.devices = parsedMesh->getNumDevices();
-  options.cluster = *parsedCluster;
+  options.cluster = placeMeshOnCluster(*parsedCluster, *parsedMesh);
   std::optional<Location> where;
   FailureOr<Plan> plan =
       planTraining(*graph, segmentation, options, error, &where);
   if (failed(plan))
     return emitError(where.value_or(module.getLoc()), error);
-  PlanContext context{parsedMesh->str(), parsedCluster->name, cluster.str()};
+  PlanContext context{parsedMesh->str(), parsedCluster->name, cluster.str(),
+                      options.cluster.devicesPerNode};
   return use(*plan, *graph, segmentation, context);
 }
 

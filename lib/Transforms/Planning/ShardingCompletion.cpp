@@ -426,6 +426,8 @@ FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
     return emitError(module.getLoc(), "dpc.plan lacks its zero_stage or cluster");
   layout.zeroStage = zero.getInt();
   layout.cluster = cluster.getValue().str();
+  if (auto mesh = fields.getAs<StringAttr>("mesh"))
+    layout.mesh = mesh.getValue().str();
   return layout;
 }
 

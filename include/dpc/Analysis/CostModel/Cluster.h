@@ -157,6 +157,16 @@ std::string printClusterJson(const Cluster &cluster);
 /// Resolves `--cluster=PRESET|FILE.json`: a preset name, else a file path.
 FailureOr<Cluster> resolveCluster(StringRef spec, std::string &error);
 
+/// `cluster` as a job on `mesh` uses it: the mesh's shape is the topology.
+/// `--mesh=AxB` runs B devices on each of A nodes when B is at most the
+/// cluster's devices per node (a job that takes part of each node); a
+/// larger innermost axis, or a mesh of one axis, fills whole nodes.
+Cluster placeMeshOnCluster(Cluster cluster, const Mesh &mesh);
+
+/// resolveCluster(spec), placed with the mesh `meshText` (as in dpc.plan).
+FailureOr<Cluster> resolveClusterForMesh(StringRef spec, StringRef meshText,
+                                         std::string &error);
+
 } // namespace mlir::dpc
 
 #endif // DPC_ANALYSIS_COSTMODEL_CLUSTER_H

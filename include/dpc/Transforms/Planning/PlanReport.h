@@ -23,6 +23,8 @@ struct PlanContext {
   std::string mesh;
   /// The cluster's name, and the preset or file it was read from.
   std::string cluster, clusterSpec;
+  /// Devices of each node the mesh runs on (placeMeshOnCluster).
+  int64_t devicesPerNode = 1;
 };
 
 /// What a plan was made on, and the plan with the step it was made for.

@@ -30,8 +30,8 @@ namespace mlir::dpc {
 struct PlanLayout {
   int64_t pipelineParallel = 1, dataParallel = 1, tensorParallel = 1;
   int zeroStage = 0;
-  /// A cluster preset or file, as -dpc-plan was given it.
-  std::string cluster;
+  /// A cluster preset or file and the mesh, as -dpc-plan was given them.
+  std::string cluster, mesh;
 
   /// Reads the layout of a planned module; fails with a diagnostic at the
   /// module when it is not planned.
