@@ -570,7 +570,9 @@ FailureOr<Cluster> mlir::dpc::resolveClusterForMesh(StringRef spec,
   if (failed(cluster) || meshText.empty())
     return cluster;
   FailureOr<Mesh> mesh = Mesh::parse(meshText, error);
-  if (failed(mesh))
+  if (failed(mesh)) {
+    error = "the plan's mesh: " + error;
     return failure();
+  }
   return placeMeshOnCluster(*cluster, *mesh);
 }

@@ -41,13 +41,6 @@ FusionKind classify(Operation *op) {
   return FusionKind::Other;
 }
 
-} // namespace
-
-bool FusedTraffic::isPointwise(Operation *op) {
-  return classify(op) == FusionKind::Pointwise;
-}
-
-namespace {
 /// Users that can take a value on the fly: all but contractions.
 bool takesOnTheFly(FusionKind user) { return user != FusionKind::Contraction; }
 

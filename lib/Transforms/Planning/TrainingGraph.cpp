@@ -6,7 +6,6 @@
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
-
 using namespace mlir;
 using namespace mlir::dpc;
 

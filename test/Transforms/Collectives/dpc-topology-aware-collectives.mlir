@@ -46,3 +46,19 @@ module attributes {dpc.plan = {cluster = "h100-sxm"}} {
     return %0 : tensor<3xf32>
   }
 }
+
+// -----
+
+// The plan's mesh is the topology: --mesh=2x4 is two nodes of 4 H100s, so
+// 8 data-parallel devices cross a node boundary and a small reduction
+// goes hierarchical, as the 16 devices above do on nodes of 8.
+// CHECK-LABEL: func.func @two_nodes_of_four
+// CHECK: dpc.reduce_scatter %{{.*}} over @plan_by_node ["dp_local"]
+// CHECK: dpc.all_reduce %{{.*}} over @plan_by_node ["dp_nodes"]
+module attributes {dpc.plan = {cluster = "h100-sxm", mesh = "2x4"}} {
+  dpc.mesh @plan ["pp"=1, "dp"=8, "tp"=1]
+  func.func @two_nodes_of_four(%s: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = dpc.all_reduce %s over @plan ["dp"] <sum> : tensor<3xf32>
+    return %0 : tensor<3xf32>
+  }
+}

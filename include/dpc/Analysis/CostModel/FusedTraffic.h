@@ -49,8 +49,6 @@ public:
   bool isMaterialized(Value value) const {
     return !inRegisters.contains(value);
   }
-  /// Whether `op` is pointwise in the sense above.
-  static bool isPointwise(Operation *op);
 
   /// Whether the backward pass recomputes `value` instead of storing it.
   bool isRecomputed(Value value) const { return recomputed.contains(value); }
