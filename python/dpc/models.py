@@ -138,7 +138,7 @@ class CausalSelfAttention(nn.Module):
         q, k, v = heads(q), heads(k), heads(v)
         att = (q @ k.transpose(-2, -1)) * self.scale
         # Built in the graph (not a buffer) so the export carries Trilu/Not/Where.
-        causal = torch.tril(torch.ones(T, T, dtype=torch.bool))
+        causal = torch.tril(torch.ones(T, T, dtype=torch.bool, device=x.device))
         att = att.masked_fill(~causal, float("-inf")).softmax(dim=-1)
         return self.proj((att @ v).transpose(1, 2).reshape(B, T, C))
 
@@ -170,7 +170,7 @@ class TinyGPT(nn.Module):
         _jitter_norms(self)
 
     def forward(self, tokens):
-        pos = torch.arange(tokens.shape[1])
+        pos = torch.arange(tokens.shape[1], device=tokens.device)
         x = self.tok(tokens) + self.pos(pos)
         return self.head(self.ln_f(self.blocks(x)))
 
