@@ -9,7 +9,8 @@ PYTHON ?= /usr/bin/python3
 # Warnings are errors in CI; developers may turn that off.
 WERROR ?= ON
 
-.PHONY: run test deps configure build docs check-lit check-python clean
+.PHONY: run test deps configure build docs check-lit check-python clean \
+	fuzz test-sanitize
 
 run: build
 	./scripts/run-example.sh $(BUILD_DIR)
@@ -46,6 +47,27 @@ check-lit: build
 check-python: build
 	DPC_BUILD_DIR=$(abspath $(BUILD_DIR)) PYTHONPATH=$(CURDIR)/python \
 	  $(PYTHON) -m pytest -q test/python
+
+# libFuzzer on every reader of user files, FUZZ_SECONDS in all
+# (docs/fuzzing.md); fails if any input crashes, hangs or runs out of memory.
+FUZZ_SECONDS ?= 1800
+fuzz:
+	./scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The whole test suite on a build with AddressSanitizer and
+# UndefinedBehaviorSanitizer (clang); any report fails the test it is in.
+SANITIZE_BUILD_DIR ?= build-sanitize
+test-sanitize:
+	./scripts/install-deps.sh sanitizers
+	test -f $(SANITIZE_BUILD_DIR)/build.ninja || cmake -G Ninja -S . \
+	  -B $(SANITIZE_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_CXX_COMPILER=clang++-22 -DCMAKE_C_COMPILER=clang-22 \
+	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
+	  -DLLVM_EXTERNAL_LIT=$(LLVM_DIR)/bin/lit -DDPC_SANITIZE=ON
+	ninja -C $(SANITIZE_BUILD_DIR) -j$(JOBS)
+	ASAN_OPTIONS=detect_leaks=0 ninja -C $(SANITIZE_BUILD_DIR) check-dpc
+	ASAN_OPTIONS=detect_leaks=0 DPC_BUILD_DIR=$(abspath $(SANITIZE_BUILD_DIR)) \
+	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q test/python
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -19,6 +19,11 @@ packages=(
   # Real ONNX node tests; npm for third-party models and onnxruntime-node.
   libonnx-testdata nodejs npm
 )
+# `install-deps.sh sanitizers`: clang, libFuzzer and the sanitizer runtimes
+# too, for `make fuzz` and `make test-sanitize`.
+if [[ "${1:-}" == sanitizers ]]; then
+  packages+=(clang-22 libclang-rt-22-dev)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

@@ -24,6 +24,10 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tools = [ToolSubst("dpc-opt", unresolved="fatal"),
          ToolSubst("dpc-run", unresolved="fatal")]
+# The fuzz targets replay the regression corpus (test/Fuzz).
+tools += [ToolSubst(name, unresolved="fatal") for name in (
+    "dpc-fuzz-onnx-import", "dpc-fuzz-ir-train", "dpc-fuzz-cluster-file",
+    "dpc-fuzz-npy-files")]
 llvm_config.add_tool_substitutions(tools, [config.dpc_tools_dir])
 # Upstream's mlir-opt reads what -dpc-export-shard writes.
 llvm_config.add_tool_substitutions([ToolSubst("mlir-opt", unresolved="fatal")],

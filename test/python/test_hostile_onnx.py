@@ -126,3 +126,40 @@ def test_an_input_shape_dpc_cannot_hold_is_refused(tmp_path, dims, message):
     r = run(tmp_path / "m.onnx")
     assert r.returncode == 1
     assert message in r.stderr, r.stderr
+
+
+def relu_graph(path, nodes, inputs=("x",), outputs=("y",)):
+    model = helper.make_model(
+        helper.make_graph(nodes, "g",
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4])
+                           for n in inputs],
+                          [helper.make_tensor_value_info(n, TensorProto.FLOAT, [4])
+                           for n in outputs]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+@pytest.mark.parametrize("nodes,outputs,message", [
+    ([helper.make_node("Relu", ["ghost"], ["y"], name="relu0")], ["y"],
+     "node 'relu0' (Relu) reads 'ghost', which no graph input, initializer or node produces"),
+    ([helper.make_node("Relu", ["t"], ["y"], name="second"),
+      helper.make_node("Relu", ["x"], ["t"], name="first")], ["y"],
+     "node 'second' (Relu) reads 't' before node 'first' (Relu) produces it"),
+    ([helper.make_node("Relu", ["x"], ["y"], name="a"),
+      helper.make_node("Relu", ["x"], ["y"], name="b")], ["y"],
+     "node 'b' (Relu) produces 'y', which node 'a' (Relu) already produces"),
+    ([helper.make_node("Relu", ["x"], ["x"], name="a")], ["x"],
+     "node 'a' (Relu) produces 'x', which a graph input or initializer already produces"),
+    ([helper.make_node("Relu", ["x"], ["y"], name="a")], ["y", "z"],
+     "graph output 'z' is produced by no graph input, initializer or node"),
+])
+def test_a_graph_onnx_would_reject_is_refused_before_shape_inference(
+        tmp_path, nodes, outputs, message):
+    """ONNX's shape inference trusts the graph's structure (it crashed on
+    these before they were checked)."""
+    path = relu_graph(tmp_path / "m.onnx", nodes, outputs=outputs)
+    r = run(path)
+    assert r.returncode == 1, r.stderr
+    assert "m.onnx: error: " + message in r.stderr

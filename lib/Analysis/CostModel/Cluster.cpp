@@ -334,7 +334,16 @@ public:
                       formatNumber(number));
       return;
     }
-    result = number * scale;
+    // Subnormal values (and values that become subnormal or infinite in
+    // base units) are no measurement, and break the planner's solver.
+    double scaled = number * scale;
+    if (number != 0 && (std::fpclassify(scaled) != FP_NORMAL ||
+                        std::fpclassify(number) != FP_NORMAL)) {
+      fail(field, "is out of the range of measured values, got " +
+                      formatNumber(number));
+      return;
+    }
+    result = scaled;
   }
 
   void getPositiveInteger(const json &object, StringRef path, StringRef key,

@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
@@ -435,8 +436,64 @@ LogicalResult GraphImporter::finish() {
   return success();
 }
 
+/// The graph is checked as ONNX's checker would before ONNX's shape
+/// inference sees it: that code trusts it, and a graph that reads a value
+/// nothing produces, or reads it before it is produced, crashes it.
+LogicalResult GraphImporter::checkStructure() {
+  const onnx::GraphProto &graph = model.graph();
+  // Each value's producer: "" for graph inputs and initializers.
+  llvm::StringMap<std::string> producers;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    producers[input.name()] = "";
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    producers[initializer.name()] = "";
+  auto describe = [](const onnx::NodeProto &node) {
+    return "node '" + node.name() + "' (" + node.op_type() + ")";
+  };
+  llvm::StringMap<const onnx::NodeProto *> laterProducers;
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      if (!output.empty())
+        laterProducers.try_emplace(output, &node);
+  for (const onnx::NodeProto &node : graph.node()) {
+    // An empty name is an optional input left out.
+    for (const std::string &input : node.input()) {
+      if (input.empty() || producers.count(input))
+        continue;
+      auto later = laterProducers.find(input);
+      if (later != laterProducers.end())
+        return mlir::emitError(fileLoc)
+               << describe(node) << " reads '" << input << "' before "
+               << describe(*later->second)
+               << " produces it; ONNX lists nodes in topological order";
+      return mlir::emitError(fileLoc)
+             << describe(node) << " reads '" << input
+             << "', which no graph input, initializer or node produces";
+    }
+    for (const std::string &output : node.output()) {
+      if (output.empty())
+        continue;
+      auto [it, inserted] = producers.try_emplace(output, describe(node));
+      if (!inserted)
+        return mlir::emitError(fileLoc)
+               << describe(node) << " produces '" << output
+               << "', which "
+               << (it->second.empty() ? std::string("a graph input or "
+                                                    "initializer")
+                                      : it->second)
+               << " already produces";
+    }
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    if (!producers.count(output.name()))
+      return mlir::emitError(fileLoc)
+             << "graph output '" << output.name()
+             << "' is produced by no graph input, initializer or node";
+  return success();
+}
+
 FailureOr<OnnxImportResult> GraphImporter::run() {
-  if (failed(checkSupport()))
+  if (failed(checkSupport()) || failed(checkStructure()))
     return failure();
   for (const onnx::NodeProto &node : model.graph().node())
     for (const std::string &input : node.input())

@@ -86,6 +86,7 @@ public:
 private:
   LogicalResult declareInputs();
   LogicalResult checkSupport();
+  LogicalResult checkStructure();
   LogicalResult importNodes();
   LogicalResult finish();
   Value addArgument(const std::string &name, const StoredTensor &stored,

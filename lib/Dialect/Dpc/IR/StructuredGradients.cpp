@@ -414,6 +414,21 @@ LogicalResult PadOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
 // Losses
 //===----------------------------------------------------------------------===//
 
+/// The most classes a loss's gradient is built for: it compares the labels
+/// with a constant holding every class id.
+static constexpr int64_t kMaxLossClasses = int64_t(1) << 24;
+
+/// Fails, naming `op`, when its gradient's class-id constant would be
+/// larger than dpc holds.
+template <typename LossOp> static LogicalResult checkClassCount(LossOp op) {
+  int64_t classes = shapeOf(op.getInput())[1];
+  if (classes <= kMaxLossClasses)
+    return success();
+  return op.emitOpError() << "has " << classes
+                          << " classes; its gradient is built for at most "
+                          << kMaxLossClasses << " (a constant of class ids)";
+}
+
 /// The gradient of a classification loss with respect to its input:
 /// `(probabilities - onehot(labels)) * weight`, zero for ignored samples;
 /// `probabilities` is null for nll_loss.
@@ -466,6 +481,8 @@ static Value buildLossGradient(OpBuilder &b, LossOp op, Value g,
 LogicalResult SoftmaxCrossEntropyOp::buildGradients(OpBuilder &b,
                                                     ArrayRef<Value> grads,
                                                     Gradients &out) {
+  if (failed(checkClassCount(*this)))
+    return failure();
   Value probabilities = SoftmaxOp::create(b, getLoc(), getInput().getType(),
                                           getInput(), b.getI64IntegerAttr(1));
   out[0] = buildLossGradient(b, *this, grads[0], probabilities);
@@ -474,6 +491,8 @@ LogicalResult SoftmaxCrossEntropyOp::buildGradients(OpBuilder &b,
 
 LogicalResult NllLossOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
                                         Gradients &out) {
+  if (failed(checkClassCount(*this)))
+    return failure();
   out[0] = buildLossGradient(b, *this, grads[0], Value());
   return success();
 }

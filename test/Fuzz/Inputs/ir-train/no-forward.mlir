@@ -1,0 +1,3 @@
+func.func @other(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}
