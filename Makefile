@@ -57,6 +57,8 @@ fuzz:
 # The whole test suite on a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer (clang); any report fails the test it is in.
 SANITIZE_BUILD_DIR ?= build-sanitize
+# fuzz/SanitizerOptions.cpp says why user poisoning is off.
+SANITIZE_ENV = ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0
 test-sanitize:
 	./scripts/install-deps.sh sanitizers
 	test -f $(SANITIZE_BUILD_DIR)/build.ninja || cmake -G Ninja -S . \
@@ -65,8 +67,8 @@ test-sanitize:
 	  -DMLIR_DIR=$(LLVM_DIR)/lib/cmake/mlir \
 	  -DLLVM_EXTERNAL_LIT=$(LLVM_DIR)/bin/lit -DDPC_SANITIZE=ON
 	ninja -C $(SANITIZE_BUILD_DIR) -j$(JOBS)
-	ASAN_OPTIONS=detect_leaks=0 ninja -C $(SANITIZE_BUILD_DIR) check-dpc
-	ASAN_OPTIONS=detect_leaks=0 DPC_BUILD_DIR=$(abspath $(SANITIZE_BUILD_DIR)) \
+	$(SANITIZE_ENV) ninja -C $(SANITIZE_BUILD_DIR) check-dpc
+	$(SANITIZE_ENV) DPC_BUILD_DIR=$(abspath $(SANITIZE_BUILD_DIR)) \
 	  PYTHONPATH=$(CURDIR)/python $(PYTHON) -m pytest -q test/python
 
 clean:

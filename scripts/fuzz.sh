@@ -71,6 +71,12 @@ share=$((seconds / ${#targets[@]}))
 failures=0
 for target in "${targets[@]}"; do
   log="$corpus/$target.log"
+  # Inputs that crashed an earlier run and no longer do were fixed.
+  find "$corpus/crashes/$target" -type f | while read -r input; do
+    if "$build/bin/dpc-fuzz-$target" "$input" >/dev/null 2>&1; then
+      rm "$input"
+    fi
+  done
   # Hangs over 60 s and inputs needing over 4 GiB are failures too.
   "$build/bin/dpc-fuzz-$target" "$corpus/$target" \
     -max_total_time="$share" -timeout=60 -rss_limit_mb=4096 -max_len=65536 \

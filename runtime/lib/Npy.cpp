@@ -322,7 +322,8 @@ Status dpc::parseNpy(const void *data, size_t size, const std::string &source,
 
   tensor = HostTensor(type->dtype, *header.shape);
   const unsigned char *elements = bytes + preamble + headerSize;
-  std::memcpy(tensor.data.data(), elements, dataSize);
+  if (dataSize > 0) // An empty tensor's storage may be null.
+    std::memcpy(tensor.data.data(), elements, dataSize);
   if (type->bigEndian && elementSize > 1)
     for (size_t offset = 0; offset < dataSize; offset += elementSize)
       std::reverse(tensor.data.begin() + offset,
