@@ -163,3 +163,23 @@ def test_a_graph_onnx_would_reject_is_refused_before_shape_inference(
     r = run(path)
     assert r.returncode == 1, r.stderr
     assert "m.onnx: error: " + message in r.stderr
+
+
+def test_a_model_that_crashes_onnx_shape_inference_is_refused_naming_the_node(tmp_path):
+    """ONNX's LayerNormalization inference reads out of bounds for an axis
+    past the input's rank; it runs in a child process, and dpc's own check
+    names the node."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 4])
+    scale = helper.make_tensor("scale", TensorProto.FLOAT, [4], [1.0] * 4)
+    node = helper.make_node("LayerNormalization", ["x", "scale"], ["y"], name="ln0",
+                            axis=-16385)
+    model = helper.make_model(helper.make_graph([node], "g", [x], [y], [scale]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    r = run(path)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == "%s: error: node 'ln0' (LayerNormalization): axis -16385 is out of " \
+                       "range for rank 2\n" % path

@@ -525,12 +525,20 @@ FailureOr<OnnxImportResult> GraphImporter::run() {
       shape->add_dim()->set_dim_value(size);
   }
   std::string error;
-  if (!runOnnxShapeInference(checked, error))
+  InferenceOutcome outcome = runOnnxShapeInference(checked, error);
+  if (outcome == InferenceOutcome::Inconsistent)
     return mlir::emitError(fileLoc)
            << "the model does not fit its input shapes: " << error;
 
+  // After a crash in ONNX's inference, dpc's own checks of each node name
+  // the node at fault where they can.
   if (failed(importNodes()) || failed(finish()))
     return failure();
+  if (outcome == InferenceOutcome::Crashed)
+    return mlir::emitError(fileLoc)
+           << "ONNX's shape inference crashed on this model: a node has an "
+              "attribute or input ONNX does not check (an axis past its "
+              "input's rank, say)";
   return OnnxImportResult{std::move(module), std::move(initialValues)};
 }
 

@@ -33,9 +33,14 @@ std::string getOnnxTypeName(int onnxDataType);
 bool decodeTensor(const onnx::TensorProto &proto, const std::string &modelDir,
                   ::dpc::HostTensor &tensor, std::string &error);
 
-/// Runs ONNX's own shape inference over `model` (with data propagation);
-/// returns false with ONNX's message when the model is inconsistent.
-bool runOnnxShapeInference(onnx::ModelProto &model, std::string &error);
+/// What ONNX's shape inference said of a model.
+enum class InferenceOutcome { Consistent, Inconsistent, Crashed };
+
+/// Runs ONNX's own shape inference over `model` (with data propagation),
+/// in a child process; `error` gets ONNX's message when the model is
+/// inconsistent. The inferred shapes are not kept.
+InferenceOutcome runOnnxShapeInference(onnx::ModelProto &model,
+                                       std::string &error);
 
 } // namespace mlir::dpc::onnx_import
 
