@@ -1,10 +1,11 @@
 //===- Reduction.h - Reductions and softmax on the GPU ----------*- C++ -*-===//
 //
 // A thread per output element (per slice for softmax), which walks its
-// reduced elements in order: float sums accumulate in double and integer
-// sums wrap, max and min propagate NaN, softmax computes in double and
-// rounds once — the interpreter's arithmetic (lib/Interpreter), so that
-// results agree with it and with the CPU backend.
+// reduced elements in order, or, for few outputs, a thread per chunk of
+// each and a second pass over the chunks: float sums accumulate in double
+// and integer sums wrap, max and min propagate NaN, softmax computes in
+// double and rounds once — the interpreter's arithmetic (lib/Interpreter),
+// so that results agree with it and with the CPU backend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 
 #include "dpc/Runtime/Cuda/Context.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -43,11 +45,25 @@ DPC_HOST_DEVICE inline A combine(ReduceKind kind, A acc, A x) {
 }
 } // namespace detail
 
+namespace detail {
+/// Below this many outputs a reduction is split into chunks: one thread per
+/// output would leave the GPU nearly idle while each walks millions of
+/// elements (the norms of a large weight, one thread each, took seconds).
+constexpr int64_t kParallelOutputs = 16384;
+/// The fewest elements a chunk's thread sums.
+constexpr int64_t kMinChunk = 256;
+} // namespace detail
+
 /// Reduces `dims` (ascending) of `input`; the output holds the remaining
-/// elements in order.
+/// elements in order. With few outputs, each output's elements are cut
+/// into chunks summed by threads of their own, and the chunks' partial
+/// results are combined in order by a second kernel: still one fixed
+/// order, in double for floats.
 template <typename T>
 void reduce(Context *context, const T *input, Shape shape, Shape dims,
             ReduceKind kind, T *out) {
+  using A = detail::Accumulator<T>;
+  static_assert(sizeof(A) <= sizeof(double), "partials live in scratch");
   // The kept and reduced dimensions, with their strides in the input.
   Shape kept, keptStrides, reduced, reducedStrides;
   for (int32_t d = 0, next = 0; d < shape.rank; ++d) {
@@ -58,29 +74,71 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
     strides.d[strides.rank++] = shape.stride(d);
     sizes.d[sizes.rank++] = shape[d];
   }
-  int64_t count = reduced.product();
+  int64_t count = reduced.product(), outputs = kept.product();
   bool extremum = kind == ReduceKind::Max || kind == ReduceKind::Min;
+  // About sqrt(count) chunks of about sqrt(count) elements: the two
+  // passes then walk about as far.
+  int64_t chunks = 1;
+  if (outputs < detail::kParallelOutputs && count >= 2 * detail::kMinChunk)
+    chunks = std::max<int64_t>(
+        1, std::min(int64_t(std::sqrt(double(count))),
+                    (detail::kParallelOutputs + outputs - 1) / outputs));
+  int64_t chunk = (count + chunks - 1) / chunks;
+  // Reduced dimensions that are the innermost ones are one run of
+  // consecutive elements: no index arithmetic per element.
+  bool innermost = reduced.rank == 0 ||
+                   (dims[0] == shape.rank - dims.rank &&
+                    dims[dims.rank - 1] == shape.rank - 1);
+  // Element r of output o's reduced range, combined into `acc` over
+  // [begin, end); `first` says whether acc holds nothing yet.
+  auto walk = [=] DPC_HOST_DEVICE(int64_t o, int64_t begin, int64_t end,
+                                  A acc, bool first) -> A {
+    int64_t base = 0, rest = o;
+    for (int32_t k = kept.rank - 1; k >= 0; --k) {
+      base += (rest % kept[k]) * keptStrides[k];
+      rest /= kept[k];
+    }
+    for (int64_t r = begin; r < end; ++r) {
+      int64_t offset = base + r;
+      if (!innermost) {
+        offset = base;
+        for (int64_t k = reduced.rank - 1, left = r; k >= 0; --k) {
+          offset += (left % reduced[int32_t(k)]) * reducedStrides[int32_t(k)];
+          left /= reduced[int32_t(k)];
+        }
+      }
+      A x = A(input[offset]);
+      acc = first && extremum ? x : detail::combine(kind, acc, x);
+      first = false;
+    }
+    return acc;
+  };
+  auto finish = [=] DPC_HOST_DEVICE(A acc) {
+    if (kind == ReduceKind::Mean)
+      acc = acc / A(count);
+    return T(acc);
+  };
+  if (chunks == 1) {
+    forEach(
+        context, outputs, DPC_KERNEL(int64_t o) {
+          out[o] = finish(walk(o, 0, count, A(0), true));
+        });
+    return;
+  }
+  A *partials = reinterpret_cast<A *>(getScratch(context, outputs * chunks));
   forEach(
-      context, kept.product(), DPC_KERNEL(int64_t o) {
-        using A = detail::Accumulator<T>;
-        int64_t base = 0, rest = o;
-        for (int32_t k = kept.rank - 1; k >= 0; --k) {
-          base += (rest % kept[k]) * keptStrides[k];
-          rest /= kept[k];
-        }
-        A acc = 0;
-        for (int64_t r = 0; r < count; ++r) {
-          int64_t offset = base, left = r;
-          for (int32_t k = reduced.rank - 1; k >= 0; --k) {
-            offset += (left % reduced[k]) * reducedStrides[k];
-            left /= reduced[k];
-          }
-          A x = A(input[offset]);
-          acc = r == 0 && extremum ? x : detail::combine(kind, acc, x);
-        }
-        if (kind == ReduceKind::Mean)
-          acc = acc / A(count);
-        out[o] = T(acc);
+      context, outputs * chunks, DPC_KERNEL(int64_t e) {
+        int64_t o = e / chunks, c = e % chunks;
+        int64_t begin = c * chunk, end = std::min(count, begin + chunk);
+        partials[e] = walk(o, begin, end, A(0), true);
+      });
+  forEach(
+      context, outputs, DPC_KERNEL(int64_t o) {
+        const A *part = partials + o * chunks;
+        A acc = part[0];
+        for (int64_t c = 1; c < chunks; ++c)
+          acc = detail::combine(kind, acc, part[c]);
+        out[o] = finish(acc);
       });
 }
 
