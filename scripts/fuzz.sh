@@ -77,15 +77,18 @@ for target in "${targets[@]}"; do
       rm "$input"
     fi
   done
-  # Hangs over 60 s and inputs needing over 4 GiB are failures too.
-  "$build/bin/dpc-fuzz-$target" "$corpus/$target" \
+  # Fork mode goes on after a crash, so that one run finds them all; hangs
+  # over 60 s and inputs needing over 4 GiB count as crashes.
+  start=$SECONDS
+  "$build/bin/dpc-fuzz-$target" "$corpus/$target" -fork=1 \
+    -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$share" -timeout=60 -rss_limit_mb=4096 -max_len=65536 \
-    -print_final_stats=1 -artifact_prefix="$corpus/crashes/$target/" \
-    >"$log" 2>&1 || true
+    -artifact_prefix="$corpus/crashes/$target/" >"$log" 2>&1 || true
   crashes=$(find "$corpus/crashes/$target" -type f | wc -l)
-  stats=$(grep -E '^(#[0-9]+\s+DONE|stat::number_of_executed_units)' "$log" |
-    tail -2 | tr '\n' ' ')
-  echo "fuzz $target: ${share}s, $stats crashes $crashes"
+  # The last status line: executions, coverage, corpus.
+  stats=$(grep -E '^#[0-9]+: cov' "$log" | tail -1 |
+    sed -E 's/^#([0-9]+): cov: ([0-9]+) ft: ([0-9]+) corp: ([0-9]+).*/\1 executions, coverage \2 edges (\3 features), corpus \4/')
+  echo "fuzz $target: $((SECONDS - start)) s, ${stats:-no status line}; crashes $crashes"
   failures=$((failures + crashes))
 done
 if ((failures > 0)); then
