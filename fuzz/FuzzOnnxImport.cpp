@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       [](mlir::Diagnostic &) { return mlir::success(); });
   auto imported =
       mlir::dpc::importOnnxFile(&context, path, mlir::dpc::OnnxImportOptions());
-  if (mlir::succeeded(imported) && mlir::failed(mlir::verify(*imported->module)))
+  if (mlir::succeeded(imported) &&
+      mlir::failed(mlir::verify(*imported->module)))
     std::abort(); // The importer built IR that does not verify.
   return 0;
 }

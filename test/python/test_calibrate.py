@@ -106,6 +106,9 @@ def test_a_hung_rank_is_stopped_with_its_peers(tmp_path):
 
 @pytest.mark.parametrize("flags, message", [
     (["--calibrate-ranks=1"], "--calibrate-ranks must be at least 2"),
+    # Once hundreds of interleaved Gloo errors and a missed deadline.
+    (["--calibrate-ranks=1000"], "--calibrate-ranks=1000 is more than this host calibrates: "
+                                 "at most "),
     (["--calibrate-fail-rank=5"], "--calibrate-fail-rank=5 is not a rank of 2"),
     (["--interpret=x.mlir"], "--calibrate runs alone"),
     (["--calibrate-hang-rank=2"], "--calibrate-hang-rank=2 is not a rank of 2"),

@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/resource.h>
 #include <unistd.h>
 
 using namespace mlir;
@@ -409,6 +410,21 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
     return fail("--calibrate-ranks must be at least 2 (a collective needs "
                 "peers), got " +
                 Twine(options.ranks));
+  // Every rank connects to every other: a socket per peer, within the
+  // process's file limit; and past a few ranks per CPU the collectives
+  // measure only contention.
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  int64_t maxRanks = std::max<int64_t>(2, 8 * std::max<long>(cpus, 1));
+  struct rlimit files;
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 &&
+      files.rlim_cur != RLIM_INFINITY)
+    maxRanks = std::min<int64_t>(maxRanks, int64_t(files.rlim_cur) / 2);
+  if (options.ranks > maxRanks)
+    return fail("--calibrate-ranks=" + Twine(options.ranks) +
+                " is more than this host calibrates: at most " +
+                Twine(maxRanks) +
+                " (8 ranks per CPU, each with a socket to "
+                "every other within the open-file limit)");
   if (options.failRank >= options.ranks)
     return fail("--calibrate-fail-rank=" + Twine(options.failRank) +
                 " is not a rank of " + Twine(options.ranks));
@@ -420,7 +436,6 @@ LogicalResult mlir::dpc::runCalibration(const CalibrationOptions &options) {
                 Twine(options.deadlineSeconds));
   if (!options.outputPath.empty() && failed(checkWritable(options.outputPath)))
     return failure();
-  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus > 0 && options.ranks > cpus)
     llvm::errs() << "dpc-run: calibration: note: " << options.ranks
                  << " ranks on " << cpus

@@ -141,10 +141,10 @@ TEST(ClusterJson, RejectsBadFilesNamingTheField) {
   EXPECT_EQ(parseError(h100With("\"compute\": 0.54", "\"compute\": 1e-310")),
             "cluster file 'c.json': field 'efficiency.compute' is out of the "
             "range of measured values, got 1e-310");
-  EXPECT_EQ(parseError(h100With("\"latency_us\": 3.0",
-                                "\"latency_us\": 4e-303")),
-            "cluster file 'c.json': field 'intra_node.latency_us' is out of "
-            "the range of measured values, got 4e-303");
+  EXPECT_EQ(
+      parseError(h100With("\"latency_us\": 3.0", "\"latency_us\": 4e-303")),
+      "cluster file 'c.json': field 'intra_node.latency_us' is out of "
+      "the range of measured values, got 4e-303");
   EXPECT_EQ(parseError(h100With("\"bf16\": 989.0", "\"bf16\": 1e300")),
             "cluster file 'c.json': field 'device.peak_tflops.bf16' is out of "
             "the range of measured values, got 1e+300");

@@ -476,8 +476,7 @@ LogicalResult GraphImporter::checkStructure() {
       auto [it, inserted] = producers.try_emplace(output, describe(node));
       if (!inserted)
         return mlir::emitError(fileLoc)
-               << describe(node) << " produces '" << output
-               << "', which "
+               << describe(node) << " produces '" << output << "', which "
                << (it->second.empty() ? std::string("a graph input or "
                                                     "initializer")
                                       : it->second)

@@ -86,13 +86,12 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
   int64_t chunk = (count + chunks - 1) / chunks;
   // Reduced dimensions that are the innermost ones are one run of
   // consecutive elements: no index arithmetic per element.
-  bool innermost = reduced.rank == 0 ||
-                   (dims[0] == shape.rank - dims.rank &&
-                    dims[dims.rank - 1] == shape.rank - 1);
+  bool innermost = reduced.rank == 0 || (dims[0] == shape.rank - dims.rank &&
+                                         dims[dims.rank - 1] == shape.rank - 1);
   // Element r of output o's reduced range, combined into `acc` over
   // [begin, end); `first` says whether acc holds nothing yet.
-  auto walk = [=] DPC_HOST_DEVICE(int64_t o, int64_t begin, int64_t end,
-                                  A acc, bool first) -> A {
+  auto walk = [=] DPC_HOST_DEVICE(int64_t o, int64_t begin, int64_t end, A acc,
+                                  bool first) -> A {
     int64_t base = 0, rest = o;
     for (int32_t k = kept.rank - 1; k >= 0; --k) {
       base += (rest % kept[k]) * keptStrides[k];
