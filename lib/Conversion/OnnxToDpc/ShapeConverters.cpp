@@ -325,14 +325,59 @@ std::optional<std::vector<int64_t>> readInts(NodeContext &node, unsigned i,
 
 /// Pad in constant mode, pads known at import time (PyTorch puts one before
 /// every AvgPool2d that counts padding).
+/// Reflect and edge padding, one gather per padded dimension: the element
+/// at padded position i of a dimension of size n is the input's at
+/// |i| reflected back from the ends (reflect: -1 reads 1, n reads n-2) or
+/// clamped to them (edge). The gather's gradient sums what each input
+/// element was copied to.
+static LogicalResult padByGathering(NodeContext &node, Value input,
+                                    ArrayRef<int64_t> shape,
+                                    ArrayRef<int64_t> low,
+                                    ArrayRef<int64_t> high, bool reflect) {
+  OpBuilder &builder = node.getBuilder();
+  SmallVector<int64_t> current(shape);
+  for (int64_t d = 0, rank = shape.size(); d < rank; ++d) {
+    if (low[d] == 0 && high[d] == 0)
+      continue;
+    int64_t n = shape[d];
+    if (n == 0 || (reflect && (low[d] >= n || high[d] >= n)))
+      return node.emitError()
+             << (reflect ? "reflect" : "edge") << " pads " << low[d] << " and "
+             << high[d] << " of dimension " << d << " (size " << n
+             << ") must be " << (reflect ? "smaller than it" : "of a "
+                                                                "non-empty "
+                                                                "dimension");
+    SmallVector<int64_t> indices;
+    for (int64_t i = -low[d]; i < n + high[d]; ++i) {
+      if (reflect)
+        indices.push_back(i < 0 ? -i : (i >= n ? 2 * (n - 1) - i : i));
+      else
+        indices.push_back(std::clamp<int64_t>(i, 0, n - 1));
+    }
+    auto indexType =
+        RankedTensorType::get({int64_t(indices.size())}, builder.getI64Type());
+    Value indexValue =
+        ConstantOp::create(builder, node.getLoc(), indexType,
+                           DenseElementsAttr::get(indexType,
+                                                  ArrayRef<int64_t>(indices)));
+    current[d] = indices.size();
+    auto type = RankedTensorType::get(current, getElementTypeOf(input));
+    input = GatherOp::create(builder, node.getLoc(), type, input, indexValue, d)
+                .getResult();
+  }
+  node.setOutput(0, input);
+  return success();
+}
+
 LogicalResult convertPad(NodeContext &node) {
   std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
   if (!shape)
     return failure();
   std::string mode = node.getString("mode", "constant");
-  if (mode != "constant")
-    return node.emitError()
-           << "mode '" << mode << "' is not supported (only 'constant')";
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    return node.emitError() << "mode '" << mode
+                            << "' is not supported (constant, reflect or "
+                               "edge)";
   std::vector<int64_t> pads;
   double value = 0.0;
   if (node.getOpset() < 11) {
@@ -359,8 +404,13 @@ LogicalResult convertPad(NodeContext &node) {
   if (int64_t(pads.size()) != 2 * rank)
     return node.emitError() << "has " << pads.size() << " pads for rank "
                             << rank << " (2 per dimension)";
+  // Checked before they are added: pads come from the file.
+  constexpr int64_t kMaxPad = int64_t(1) << 40;
   if (llvm::any_of(pads, [](int64_t pad) { return pad < 0; }))
     return node.emitError() << "negative pads (cropping) are not supported";
+  if (llvm::any_of(pads, [&](int64_t pad) { return pad > kMaxPad; }))
+    return node.emitError() << "a pad is larger than dpc holds (at most "
+                            << kMaxPad << ")";
   std::vector<int64_t> low(pads.begin(), pads.begin() + rank),
       high(pads.begin() + rank, pads.end()), resultShape(*shape);
   for (int64_t d = 0; d < rank; ++d)
@@ -369,6 +419,8 @@ LogicalResult convertPad(NodeContext &node) {
   if (!input)
     return failure();
   OpBuilder &builder = node.getBuilder();
+  if (mode != "constant")
+    return padByGathering(node, input, *shape, low, high, mode == "reflect");
   auto type = RankedTensorType::get(resultShape, getElementTypeOf(input));
   node.setOutput(0, PadOp::create(builder, node.getLoc(), type, input,
                                   builder.getDenseI64ArrayAttr(low),

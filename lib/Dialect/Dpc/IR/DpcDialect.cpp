@@ -9,6 +9,7 @@
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Transforms/InliningUtils.h"
 
 using namespace mlir;
@@ -57,7 +58,18 @@ LogicalResult DpcDialect::verifyRegionArgAttribute(Operation *op,
       name != kInputAttrName && name != kOptStateAttrName &&
       name != kHyperAttrName && name != kShardingAttrName)
     return op->emitError("unknown dpc argument attribute '") << name << "'";
-  Type type = op->getRegion(regionIndex).getArgument(argIndex).getType();
+  // A function's type names its arguments' types, also where it is a
+  // declaration without a body to hold them.
+  Type type;
+  if (auto function = dyn_cast<FunctionOpInterface>(op))
+    type = function.getArgumentTypes()[argIndex];
+  else if (Region &region = op->getRegion(regionIndex);
+           !region.empty() && argIndex < region.getNumArguments())
+    type = region.getArgument(argIndex).getType();
+  else
+    return op->emitError("'")
+           << name << "' marks argument #" << argIndex
+           << ", which the op's region does not have";
   if (name == kShardingAttrName)
     return verifyValueSharding(op, attribute, type,
                                "argument #" + Twine(argIndex));
