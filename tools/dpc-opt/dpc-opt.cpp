@@ -28,6 +28,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -207,13 +208,42 @@ static llvm::cl::list<std::string> dimSizes(
     llvm::cl::desc("Size of a symbolic ONNX dimension: NAME=N (repeatable)"),
     llvm::cl::value_desc("NAME=N"));
 
-/// Turns --input-shape / --dim into import options; reports bad values.
+static llvm::cl::opt<std::string> parameterNames(
+    "parameters", llvm::cl::cat(importCategory),
+    llvm::cl::desc("Stored tensors to train although the import rule makes "
+                   "them constants (a Constant node's output, say): an "
+                   "extended regular expression matched against whole names"),
+    llvm::cl::value_desc("REGEX"));
+
+static llvm::cl::opt<std::string> frozenNames(
+    "freeze", llvm::cl::cat(importCategory),
+    llvm::cl::desc("Parameters to hold constant (not trained): an extended "
+                   "regular expression matched against whole names; wins "
+                   "over --parameters"),
+    llvm::cl::value_desc("REGEX"));
+
+/// Turns --input-shape / --dim / --parameters / --freeze into import
+/// options; reports bad values.
 static FailureOr<mlir::dpc::OnnxImportOptions> getImportOptions() {
   std::string error;
   FailureOr<mlir::dpc::OnnxImportOptions> options =
       mlir::dpc::parseImportFlags(inputShapes, dimSizes, error);
-  if (failed(options))
+  if (failed(options)) {
     llvm::errs() << "dpc-opt: " << error << "\n";
+    return failure();
+  }
+  for (auto [flag, pattern] : {std::make_pair("parameters", &parameterNames),
+                               std::make_pair("freeze", &frozenNames)}) {
+    if (pattern->empty())
+      continue;
+    if (!llvm::Regex(*pattern).isValid(error)) {
+      llvm::errs() << "dpc-opt: --" << flag << "='" << *pattern
+                   << "' is not a regular expression: " << error << "\n";
+      return failure();
+    }
+  }
+  options->parameters = parameterNames;
+  options->freeze = frozenNames;
   return options;
 }
 

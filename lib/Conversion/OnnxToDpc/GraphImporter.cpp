@@ -35,6 +35,20 @@ GraphImporter::GraphImporter(MLIRContext *context, std::string path,
   llvm::SmallString<256> dir(this->path);
   llvm::sys::path::remove_filename(dir);
   modelDir = dir.empty() ? "." : std::string(dir);
+  auto anchored = [](const std::string &pattern) {
+    return pattern.empty()
+               ? nullptr
+               : std::make_unique<llvm::Regex>("^(" + pattern + ")$");
+  };
+  parameterPattern = anchored(options.parameters);
+  freezePattern = anchored(options.freeze);
+  weightsInConstantNodes =
+      llvm::none_of(model.graph().initializer(), [](const auto &tensor) {
+        return tensor.data_type() == onnx::TensorProto::FLOAT ||
+               tensor.data_type() == onnx::TensorProto::DOUBLE ||
+               tensor.data_type() == onnx::TensorProto::FLOAT16 ||
+               tensor.data_type() == onnx::TensorProto::BFLOAT16;
+      });
 }
 
 Type GraphImporter::getElementType(DType dtype) {
@@ -86,14 +100,24 @@ void GraphImporter::setStateUpdate(Value state, Value newValue) {
   stateUpdates.emplace_back(state, newValue);
 }
 
-/// Whether a stored tensor is a trainable weight when read as a tensor.
-static bool isWeight(const StoredTensor &stored) {
+/// Whether a stored tensor is a parameter (trained) when read as a
+/// tensor. Floating-point initializers are; Constant nodes are constants
+/// (masks, zero states, paddings a model builds), except in a model
+/// without floating-point initializers, whose exporter kept its weights in
+/// Constant nodes: there those of more than one element are. --parameters
+/// and --freeze override the rule by name.
+bool GraphImporter::isParameter(const std::string &name,
+                                const StoredTensor &stored) {
   const ::dpc::HostTensor &tensor = stored.tensor;
   bool isFloat = tensor.dtype == DType::F32 || tensor.dtype == DType::F64 ||
                  tensor.dtype == DType::F16 || tensor.dtype == DType::BF16;
-  if (!isFloat)
+  if (!isFloat || (freezePattern && freezePattern->match(name)))
     return false;
-  return !stored.fromConstantNode || tensor.getNumElements() > 1;
+  if (parameterPattern && parameterPattern->match(name))
+    return true;
+  if (!stored.fromConstantNode)
+    return true;
+  return weightsInConstantNodes && tensor.getNumElements() > 1;
 }
 
 const Literal *GraphImporter::getLiteral(const std::string &name,
@@ -104,7 +128,8 @@ const Literal *GraphImporter::getLiteral(const std::string &name,
   if (values.count(name))
     return nullptr;
   auto storedIt = stored.find(name);
-  if (storedIt == stored.end() || (!forceStored && isWeight(storedIt->second)))
+  if (storedIt == stored.end() ||
+      (!forceStored && isParameter(name, storedIt->second)))
     return nullptr;
   return &(literals[name] = Literal::fromTensor(storedIt->second.tensor));
 }
@@ -158,7 +183,7 @@ Value GraphImporter::getValue(const std::string &name, Location loc,
   if (storedIt != stored.end() && !literals.count(name)) {
     if (use == TensorUse::State)
       return addArgument(name, storedIt->second, DpcDialect::kStateAttrName);
-    if (isWeight(storedIt->second))
+    if (isParameter(name, storedIt->second))
       return addArgument(name, storedIt->second, DpcDialect::kParamAttrName);
   }
   if (const Literal *literal = getLiteral(name, /*forceStored=*/true))

@@ -17,10 +17,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/Regex.h"
 
 #include "onnx/onnx_pb.h"
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,8 +32,7 @@ namespace mlir::dpc::onnx_import {
 /// that becomes an argument or a literal depending on how it is read.
 struct StoredTensor {
   ::dpc::HostTensor tensor;
-  /// Constant nodes of other exporters hold weights too, but their scalars
-  /// are constants (epsilons, clip bounds), not parameters.
+  /// A Constant node's value rather than an initializer.
   bool fromConstantNode = false;
 };
 
@@ -89,6 +90,7 @@ private:
   LogicalResult checkStructure();
   LogicalResult importNodes();
   LogicalResult finish();
+  bool isParameter(const std::string &name, const StoredTensor &stored);
   Value addArgument(const std::string &name, const StoredTensor &stored,
                     StringRef role);
 
@@ -96,6 +98,11 @@ private:
   std::string path, modelDir;
   const onnx::ModelProto &model;
   const OnnxImportOptions &options;
+  /// --parameters and --freeze, anchored; null when not given.
+  std::unique_ptr<llvm::Regex> parameterPattern, freezePattern;
+  /// Whether the model keeps its weights in Constant nodes: it has no
+  /// floating-point initializer.
+  bool weightsInConstantNodes = false;
   Location fileLoc;
   OpBuilder builder;
   OwningOpRef<ModuleOp> module;

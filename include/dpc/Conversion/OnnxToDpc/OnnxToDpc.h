@@ -32,6 +32,11 @@ struct OnnxImportOptions {
   std::map<std::string, int64_t> dimSizes;
   /// Name of the imported function.
   std::string functionName = "forward";
+  /// Extended regular expressions over stored tensors' names, matched
+  /// whole: tensors that are parameters although the rule says constant
+  /// (`--parameters`), and parameters held constant (`--freeze`, which
+  /// wins). Empty matches nothing. The rule is in docs/onnx-import.md.
+  std::string parameters, freeze;
 };
 
 struct OnnxImportResult {
