@@ -30,7 +30,7 @@ class MaskedNet(torch.nn.Module):
 
 
 @pytest.fixture(scope="module")
-def exported(tmp_path_factory):
+def masked(tmp_path_factory):
     torch.manual_seed(0)
     model = models.WithLoss(MaskedNet())
     x, target = torch.randn(4, 6), torch.randint(0, 3, (4,))
@@ -51,15 +51,15 @@ def parameters(step):
     return set(tools.signature(open(step).read(), function="train_step")["param"])
 
 
-def test_parameters_are_pytorchs(exported, tmp_path):
-    path, model, x, target, _ = exported
+def test_parameters_are_pytorchs(masked, tmp_path):
+    path, model, x, target, _ = masked
     step = str(tmp_path / "step.mlir")
     tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "-o", step])
     assert parameters(step) == {name for name, _ in model.named_parameters()}
 
 
-def test_gradients_match_pytorch_with_the_mask_held_constant(exported, tmp_path):
-    path, model, x, target, _ = exported
+def test_gradients_match_pytorch_with_the_mask_held_constant(masked, tmp_path):
+    path, model, x, target, _ = masked
     step = str(tmp_path / "step.mlir")
     tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "-o", step])
     weights = {k: v.detach().numpy() for k, v in model.named_parameters()}
@@ -74,16 +74,16 @@ def test_gradients_match_pytorch_with_the_mask_held_constant(exported, tmp_path)
                                    rtol=1e-5, atol=1e-6, err_msg=name)
 
 
-def test_parameters_flag_trains_a_constant(exported, tmp_path):
-    path, model, _, _, constants = exported
+def test_parameters_flag_trains_a_constant(masked, tmp_path):
+    path, model, _, _, constants = masked
     step = str(tmp_path / "step.mlir")
     tools.run("dpc-opt", [path, "--train", "--loss-output=loss",
                           "--parameters=" + constants[0], "-o", step])
     assert parameters(step) == {name for name, _ in model.named_parameters()} | {constants[0]}
 
 
-def test_freeze_flag_holds_parameters_constant(exported, tmp_path):
-    path, model, _, _, _ = exported
+def test_freeze_flag_holds_parameters_constant(masked, tmp_path):
+    path, model, _, _, _ = masked
     step = str(tmp_path / "step.mlir")
     tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "--freeze=net\\.fc\\..*",
                           "-o", step])
@@ -113,10 +113,21 @@ def test_a_model_without_float_initializers_keeps_its_weights_in_constant_nodes(
 
 
 @pytest.mark.parametrize("flag", ["--parameters", "--freeze"])
-def test_a_bad_pattern_is_refused_naming_the_flag(exported, tmp_path, flag):
-    path = exported[0]
+def test_a_bad_pattern_is_refused_naming_the_flag(masked, tmp_path, flag):
+    path = masked[0]
     r = tools.run("dpc-opt", [path, flag + "=net.(fc", "-o", str(tmp_path / "o.mlir")],
                   check=False)
     assert r.returncode == 1
     assert "dpc-opt: %s='net.(fc' is not a regular expression: " % flag in r.stderr
     assert not (tmp_path / "o.mlir").exists()
+
+
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_every_bundled_models_parameters_are_pytorchs(exported, name, tmp_path):
+    """dpc.param arguments of the imported model: PyTorch's parameters
+    (batch-norm statistics are dpc.state, buffers, not parameters)."""
+    outdir, _ = exported[name]
+    step = str(tmp_path / "step.mlir")
+    tools.run("dpc-opt", ["%s/%s.onnx" % (outdir, name), "--train", "-o", step])
+    expected = {k for k, _ in models.build(name).model.named_parameters()}
+    assert parameters(step) == expected
