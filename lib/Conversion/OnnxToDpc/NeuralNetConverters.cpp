@@ -241,7 +241,12 @@ LogicalResult convertConvTranspose(NodeContext &node) {
   // An explicit output shape, or SAME padding, determines the pads.
   if (!outputShape.empty() || autoPad == "SAME_UPPER" ||
       autoPad == "SAME_LOWER") {
-    if (!outputShape.empty() && outputShape.size() != spatial)
+    if (!outputShape.empty() && outputShape.size() < spatial)
+      return node.emitError()
+             << "output_shape has " << outputShape.size()
+             << " sizes for " << spatial << " spatial dimensions";
+    // Also given as the whole shape: its spatial sizes are the last.
+    if (outputShape.size() > spatial)
       outputShape.erase(outputShape.begin(), outputShape.end() - spatial);
     for (size_t d = 0; d < spatial; ++d) {
       int64_t in = getShapeOf(input)[2 + d];
