@@ -1,8 +1,7 @@
 //===- FuzzClusterFile.cpp - The cluster-file reader ----------------------===//
 //
 // Any text must read as a cluster or fail with a one-line error; a cluster
-// that reads must print to text that reads back to the same text, and its
-// mesh placement must answer for any device count.
+// that reads must print to text that reads back to the same text.
 //
 //===----------------------------------------------------------------------===//
 

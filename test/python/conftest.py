@@ -47,6 +47,38 @@ def build_steps(exported, outdir, *flags):
     return paths
 
 
+def export_for_training(model, x, target, path):
+    """Exports models.WithLoss `model` as PyTorch exports a training graph
+    (inputs x and target; outputs loss and logits) and returns the model."""
+    import onnx
+    import torch
+    torch.onnx.export(model, (x, target), path, input_names=["x", "target"],
+                      output_names=["loss", "logits"], opset_version=models.OPSET,
+                      training=torch.onnx.TrainingMode.TRAINING,
+                      do_constant_folding=False)
+    return onnx.load(path)
+
+
+def check_gradients_match_pytorch(path, model, x, target, tmp_path, rtol, atol):
+    """The training step dpc builds from the export at `path`: its loss and
+    the gradient of every PyTorch parameter equal PyTorch's."""
+    import numpy as np
+    from dpc import tools
+    from dpc.interpreter import interpret
+    step = str(tmp_path / "step.mlir")
+    tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "-o", step])
+    weights = {k: v.detach().numpy() for k, v in model.named_parameters()}
+    got = interpret(step, {**weights, "x": x.numpy(), "target": target.numpy()},
+                    function="forward_backward")
+    model.zero_grad()
+    loss, _ = model(x, target)
+    loss.backward()
+    np.testing.assert_allclose(got["loss"], loss.detach().numpy(), rtol=rtol, atol=atol)
+    for name, param in model.named_parameters():
+        np.testing.assert_allclose(got["grad:" + name], param.grad.numpy(),
+                                   rtol=rtol, atol=atol, err_msg=name)
+
+
 def _need(tool):
     if not shutil.which(tool):
         pytest.skip("'%s' is not on PATH; install Node.js (Debian: nodejs npm)" % tool)

@@ -10,6 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from conftest import check_gradients_match_pytorch, export_for_training
 from dpc import models, tools
 from dpc.interpreter import interpret
 
@@ -34,12 +35,7 @@ def exported(tmp_path_factory):
     model = models.WithLoss(PaddedNet())
     x, target = torch.randn(2, 3, 8, 8), torch.randint(0, 5, (2,))
     path = str(tmp_path_factory.mktemp("pad") / "padded.onnx")
-    torch.onnx.export(model, (x, target), path, input_names=["x", "target"],
-                      output_names=["loss", "logits"], opset_version=models.OPSET,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    import onnx
-    ops = {node.op_type for node in onnx.load(path).graph.node}
+    ops = {node.op_type for node in export_for_training(model, x, target, path).graph.node}
     assert "Pad" in ops, ops
     return path, model, x, target
 
@@ -54,19 +50,7 @@ def test_forward_matches_pytorch(exported):
 
 
 def test_gradients_match_pytorch(exported, tmp_path):
-    path, model, x, target = exported
-    step = str(tmp_path / "step.mlir")
-    tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "-o", step])
-    weights = {k: v.detach().numpy() for k, v in model.named_parameters()}
-    got = interpret(step, {**weights, "x": x.numpy(), "target": target.numpy()},
-                    function="forward_backward")
-    model.zero_grad()
-    loss, _ = model(x, target)
-    loss.backward()
-    np.testing.assert_allclose(got["loss"], loss.detach().numpy(), rtol=1e-4, atol=1e-5)
-    for name, param in model.named_parameters():
-        np.testing.assert_allclose(got["grad:" + name], param.grad.numpy(),
-                                   rtol=1e-4, atol=1e-5, err_msg=name)
+    check_gradients_match_pytorch(*exported, tmp_path, rtol=1e-4, atol=1e-5)
 
 
 class BorderPaddedNet(torch.nn.Module):
@@ -92,12 +76,8 @@ def border_exported(tmp_path_factory):
     model = models.WithLoss(BorderPaddedNet())
     x, target = torch.randn(2, 3, 8, 8), torch.randint(0, 5, (2,))
     path = str(tmp_path_factory.mktemp("border") / "border.onnx")
-    torch.onnx.export(model, (x, target), path, input_names=["x", "target"],
-                      output_names=["loss", "logits"], opset_version=models.OPSET,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    import onnx
-    modes = {attr.s.decode() for node in onnx.load(path).graph.node
+    graph = export_for_training(model, x, target, path).graph
+    modes = {attr.s.decode() for node in graph.node
              if node.op_type == "Pad" for attr in node.attribute if attr.name == "mode"}
     assert modes == {"reflect", "edge"}, modes
     return path, model, x, target
@@ -116,6 +96,8 @@ def test_reflect_and_edge_gradients_match_pytorch(border_exported, tmp_path):
     ("reflect", [0, 4, 0, 0], "reflect pads 4 and 0 of dimension 1 (size 4) "
                               "must be smaller than it"),
     ("wrap", [0, 1, 0, 1], "mode 'wrap' is not supported (constant, reflect or edge)"),
+    # Checked before the pads are added to the sizes (they could overflow).
+    ("constant", [0, 2**62, 0, 2**62], "a pad is larger than dpc holds (at most 1099511627776)"),
 ])
 def test_bad_border_pads_are_refused(tmp_path, mode, pads, message):
     import onnx

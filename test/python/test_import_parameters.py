@@ -9,8 +9,8 @@ import pytest
 import torch
 from onnx import TensorProto, helper
 
+from conftest import check_gradients_match_pytorch, export_for_training
 from dpc import models, tools
-from dpc.interpreter import interpret
 
 
 class MaskedNet(torch.nn.Module):
@@ -35,11 +35,8 @@ def masked(tmp_path_factory):
     model = models.WithLoss(MaskedNet())
     x, target = torch.randn(4, 6), torch.randint(0, 3, (4,))
     path = str(tmp_path_factory.mktemp("masked") / "masked.onnx")
-    torch.onnx.export(model, (x, target), path, input_names=["x", "target"],
-                      output_names=["loss", "logits"], opset_version=models.OPSET,
-                      training=torch.onnx.TrainingMode.TRAINING,
-                      do_constant_folding=False)
-    constants = [n.output[0] for n in onnx.load(path).graph.node
+    graph = export_for_training(model, x, target, path).graph
+    constants = [n.output[0] for n in graph.node
                  if n.op_type == "Constant" and any(
                      a.t.data_type == TensorProto.FLOAT and len(a.t.dims) > 0
                      and np.prod(a.t.dims) > 1 for a in n.attribute)]
@@ -59,19 +56,7 @@ def test_parameters_are_pytorchs(masked, tmp_path):
 
 
 def test_gradients_match_pytorch_with_the_mask_held_constant(masked, tmp_path):
-    path, model, x, target, _ = masked
-    step = str(tmp_path / "step.mlir")
-    tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "-o", step])
-    weights = {k: v.detach().numpy() for k, v in model.named_parameters()}
-    got = interpret(step, {**weights, "x": x.numpy(), "target": target.numpy()},
-                    function="forward_backward")
-    model.zero_grad()
-    loss, _ = model(x, target)
-    loss.backward()
-    np.testing.assert_allclose(got["loss"], loss.detach().numpy(), rtol=1e-5, atol=1e-6)
-    for name, param in model.named_parameters():
-        np.testing.assert_allclose(got["grad:" + name], param.grad.numpy(),
-                                   rtol=1e-5, atol=1e-6, err_msg=name)
+    check_gradients_match_pytorch(*masked[:4], tmp_path, rtol=1e-5, atol=1e-6)
 
 
 def test_parameters_flag_trains_a_constant(masked, tmp_path):

@@ -83,20 +83,21 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
     chunks = std::max<int64_t>(
         1, std::min(int64_t(std::sqrt(double(count))),
                     (detail::kParallelOutputs + outputs - 1) / outputs));
+  // With chunks <= sqrt(count), (chunks - 1) * chunk < count: no chunk is
+  // empty, so a max or min never combines a partial of nothing.
   int64_t chunk = (count + chunks - 1) / chunks;
   // Reduced dimensions that are the innermost ones are one run of
   // consecutive elements: no index arithmetic per element.
   bool innermost = reduced.rank == 0 || (dims[0] == shape.rank - dims.rank &&
                                          dims[dims.rank - 1] == shape.rank - 1);
-  // Element r of output o's reduced range, combined into `acc` over
-  // [begin, end); `first` says whether acc holds nothing yet.
-  auto walk = [=] DPC_HOST_DEVICE(int64_t o, int64_t begin, int64_t end, A acc,
-                                  bool first) -> A {
+  // Output o's reduced elements [begin, end) combined, in order.
+  auto walk = [=] DPC_HOST_DEVICE(int64_t o, int64_t begin, int64_t end) {
     int64_t base = 0, rest = o;
     for (int32_t k = kept.rank - 1; k >= 0; --k) {
       base += (rest % kept[k]) * keptStrides[k];
       rest /= kept[k];
     }
+    A acc = 0;
     for (int64_t r = begin; r < end; ++r) {
       int64_t offset = base + r;
       if (!innermost) {
@@ -107,8 +108,7 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
         }
       }
       A x = A(input[offset]);
-      acc = first && extremum ? x : detail::combine(kind, acc, x);
-      first = false;
+      acc = r == begin && extremum ? x : detail::combine(kind, acc, x);
     }
     return acc;
   };
@@ -120,7 +120,7 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
   if (chunks == 1) {
     forEach(
         context, outputs, DPC_KERNEL(int64_t o) {
-          out[o] = finish(walk(o, 0, count, A(0), true));
+          out[o] = finish(walk(o, 0, count));
         });
     return;
   }
@@ -129,7 +129,7 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
       context, outputs * chunks, DPC_KERNEL(int64_t e) {
         int64_t o = e / chunks, c = e % chunks;
         int64_t begin = c * chunk, end = std::min(count, begin + chunk);
-        partials[e] = walk(o, begin, end, A(0), true);
+        partials[e] = walk(o, begin, end);
       });
   forEach(
       context, outputs, DPC_KERNEL(int64_t o) {
