@@ -30,6 +30,17 @@ TEST(MemoryCost, ZeroStagesShardMoreAndMore) {
                    16e9);
 }
 
+TEST(MemoryCost, ComputeCopyIsShardedWithTheParameters) {
+  // dpc's mixed precision: the fp32 parameter is the master, its bf16 cast
+  // a second copy held all step; fp32 gradients, Adam's two moments.
+  ModelStateBytes bytes{4.0, 4.0, 8.0, 2.0};
+  MemoryBreakdown zero0 = getModelStateMemory(1e9, bytes, 0, 4);
+  EXPECT_DOUBLE_EQ(zero0.parameters, 6e9);
+  EXPECT_DOUBLE_EQ(zero0.getModelState(), 18e9);
+  EXPECT_DOUBLE_EQ(getModelStateMemory(1e9, bytes, 1, 4).parameters, 6e9);
+  EXPECT_DOUBLE_EQ(getModelStateMemory(1e9, bytes, 3, 4).parameters, 1.5e9);
+}
+
 TEST(MemoryCost, RecomputationKeepsOnlyLayerInputs) {
   // 4 layers storing 100 B each, inputs of 10 B, 3 micro-batches in flight.
   EXPECT_DOUBLE_EQ(getActivationMemory(100, 10, 4, 3, false), 1200.0);

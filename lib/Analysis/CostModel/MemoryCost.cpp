@@ -17,7 +17,8 @@ MemoryBreakdown mlir::dpc::getModelStateMemory(double parameters,
   MemoryBreakdown memory;
   memory.optimizerState = parameters * bytes.optimizer / divided(1);
   memory.gradients = parameters * bytes.gradient / divided(2);
-  memory.parameters = parameters * bytes.parameter / divided(3);
+  memory.parameters =
+      parameters * (bytes.parameter + bytes.computeCopy) / divided(3);
   return memory;
 }
 

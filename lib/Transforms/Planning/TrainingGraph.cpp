@@ -149,7 +149,8 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
       graph.stored.erase(value);
 
   // Model state per parameter element, from the step's own arguments.
-  double paramElements = 0, paramBytes = 0, optBytes = 0, wireBytes = 0;
+  double paramElements = 0, paramBytes = 0, optBytes = 0, wireBytes = 0,
+         copyBytes = 0;
   for (BlockArgument arg : func.getArguments())
     if (graph.isParameter(arg)) {
       double elements = cast<ShapedType>(arg.getType()).getNumElements();
@@ -166,8 +167,11 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
           users.front()->getNumOperands() == 1) {
         auto result =
             cast<ShapedType>(users.front()->getResult(0).getType());
-        if (result.getShape() == cast<ShapedType>(arg.getType()).getShape())
-          wire = std::min(wire, getElementBytes(result));
+        if (result.getShape() == cast<ShapedType>(arg.getType()).getShape() &&
+            getElementBytes(result) < wire) {
+          wire = getElementBytes(result);
+          copyBytes += elements * wire;
+        }
       }
       wireBytes += elements * wire;
     }
@@ -179,8 +183,9 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
     graph.parameterBytes = paramBytes / paramElements;
     graph.optimizerBytes = optBytes / paramElements;
     graph.gradientWireBytes = wireBytes / paramElements;
+    graph.computeCopyBytes = copyBytes / paramElements;
   }
-  graph.stateBytes =
-      graph.parameterBytes + graph.gradientBytes + graph.optimizerBytes;
+  graph.stateBytes = graph.parameterBytes + graph.computeCopyBytes +
+                     graph.gradientBytes + graph.optimizerBytes;
   return graph;
 }

@@ -24,6 +24,10 @@ struct ModelStateBytes {
   /// Optimizer state (12 for Adam in mixed precision: fp32 master copy,
   /// first and second moments).
   double optimizer = 12.0;
+  /// A copy of the parameters in the compute precision kept besides
+  /// `parameter` (2 for bf16 when `parameter` is the fp32 master itself);
+  /// sharded with the parameters.
+  double computeCopy = 0.0;
 
   /// Pure fp32 training with Adam: 4 + 4 + 8.
   static ModelStateBytes fp32Adam() { return {4.0, 4.0, 8.0}; }

@@ -74,10 +74,15 @@ public:
         llvm::concat<Value>(op->getOperands(), op->getResults()),
         [&](Value value) { return getBatchDim(value) >= 0; });
   }
-  /// Bytes per element of the master copy, gradient and optimizer state of
-  /// each parameter (from @train_step's optimizer-state arguments).
+  /// Bytes per element of the master copy, its copy in the compute
+  /// precision, gradient and optimizer state of each parameter (from
+  /// @train_step's optimizer-state arguments).
   double getModelStateBytesPerParameter() const { return stateBytes; }
   double getParameterBytes() const { return parameterBytes; }
+  /// Bytes per parameter element of the weights cast to the compute
+  /// precision (bf16 under mixed precision): made once per step and read
+  /// by every micro-batch's forward and backward, so held all step.
+  double getComputeCopyBytes() const { return computeCopyBytes; }
   double getGradientBytes() const { return gradientBytes; }
   double getOptimizerBytes() const { return optimizerBytes; }
   /// Bytes per gradient element on the wire: gradients are reduced in the
@@ -96,7 +101,7 @@ private:
   int64_t batchSize = 1;
   int64_t stepMicroBatches = 1;
   double stateBytes = 0, parameterBytes = 4, gradientBytes = 4,
-         optimizerBytes = 0, gradientWireBytes = 4;
+         optimizerBytes = 0, gradientWireBytes = 4, computeCopyBytes = 0;
 };
 
 } // namespace mlir::dpc
