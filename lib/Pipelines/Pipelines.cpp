@@ -53,6 +53,8 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.tensorParallel = options.tensorParallel;
   plan.pipelineParallel = options.pipelineParallel;
   plan.zeroStage = options.zeroStage;
+  plan.schedule = options.pipelineSchedule;
+  plan.chunks = options.pipelineChunks;
   plan.report = options.report;
   plan.printTable = options.printTable;
   plan.annotate = options.annotate;
@@ -63,9 +65,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   pm.addPass(createInsertReshards());
   if (!options.partition)
     return;
-  PartitionOptions partition;
-  partition.schedule = options.pipelineSchedule;
-  pm.addPass(createPartition(partition));
+  pm.addPass(createPartition());
   BucketGradientsOptions buckets;
   buckets.bucketCapMb = options.bucketCapMb;
   pm.addPass(createBucketGradients(buckets));

@@ -26,6 +26,9 @@
 // RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --grad-compression=topk:nan 2>&1 | FileCheck %s --check-prefix=TOPK-NAN
 // RUN: not dpc-opt %s --train --mesh=2 --dp=2 --partition --grad-compression=int8 2>&1 | FileCheck %s --check-prefix=COMPRESSION
 // RUN: not dpc-opt %s --train --mesh=2 --dp=1 --pp=2 --partition --pipeline-schedule=zigzag 2>&1 | FileCheck %s --check-prefix=SCHEDULE
+// RUN: not dpc-opt %s --train --pipeline-schedule=gpipe 2>&1 | FileCheck %s --check-prefix=SCHEDULE-NO-MESH
+// RUN: not dpc-opt %s --train --mesh=2 --pp=2 --pipeline-schedule=interleaved-1f1b --pipeline-chunks=3 2>&1 | FileCheck %s --check-prefix=CHUNKS
+// RUN: not dpc-opt %s --train --mesh=2 --pp=2 --pipeline-chunks=2 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
 
 // ZERO: error: --zero=4 is not a ZeRO stage: 0, 1, 2 or 3 (-1: the planner chooses)
 // ZERO-NO-MESH: dpc-opt: --zero fixes the ZeRO stage of a plan and needs --mesh
@@ -36,7 +39,10 @@
 // TOPK-TEXT: error: --grad-compression=topk:abc is not a compression
 // TOPK-NAN: error: --grad-compression=topk:nan is not a compression
 // COMPRESSION: error: --grad-compression=int8 is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= 1
-// SCHEDULE: error: pipeline schedule 'zigzag' is not built: gpipe or 1f1b
+// SCHEDULE: error: --pipeline-schedule=zigzag is not a schedule: gpipe, 1f1b or interleaved-1f1b
+// SCHEDULE-NO-MESH: dpc-opt: --pipeline-schedule fixes the pipeline schedule of a plan and needs --mesh
+// CHUNKS: error: --pipeline-chunks=3 is not 2 or 4 (0: the planner chooses)
+// CHUNKS-ALONE: error: --pipeline-chunks=2 needs --pipeline-schedule=interleaved-1f1b
 
 // LR-NAN: bad-flags.mlir:[[@LINE+16]]:1: error: --lr=nan is outside [0, inf)
 // LR-INF: error: --lr=inf is outside [0, inf)

@@ -48,8 +48,11 @@ def test_report_is_consistent(gpt4, tmp_path):
     dp, tp, pp = plan["dp"], plan["tp"], plan["pp"]
     assert dp * tp * pp == plan["devices"] == 16
     assert len(plan["stages"]) == pp
-    # Stages are contiguous and cover every segment.
-    ends = [(s["first_segment"], s["end_segment"]) for s in plan["stages"]]
+    # Each stage runs `chunks` contiguous ranges; by pipeline position
+    # (chunk * pp + stage) they cover every segment in order.
+    chunks = plan["chunks"] if plan["schedule"] == "interleaved-1f1b" else 1
+    assert all(len(s["segment_ranges"]) == chunks for s in plan["stages"])
+    ends = [plan["stages"][k % pp]["segment_ranges"][k // pp] for k in range(pp * chunks)]
     assert ends[0][0] == 0 and all(a[1] == b[0] for a, b in zip(ends, ends[1:]))
     assert ends[-1][1] == plan["layer_groups"][-1]["end_segment"]
     totals = plan["totals"]

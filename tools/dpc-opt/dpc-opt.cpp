@@ -167,9 +167,15 @@ static llvm::cl::opt<bool> partitionStep(
 
 static llvm::cl::opt<std::string> pipelineSchedule(
     "pipeline-schedule", llvm::cl::cat(planCategory),
-    llvm::cl::desc("With --partition and pipeline stages: gpipe or 1f1b "
-                   "(default: the plan's)"),
+    llvm::cl::desc("Fix the schedule of a plan with pipeline stages: gpipe, "
+                   "1f1b or interleaved-1f1b (default: the planner chooses)"),
     llvm::cl::value_desc("NAME"));
+
+static llvm::cl::opt<int64_t> pipelineChunks(
+    "pipeline-chunks", llvm::cl::cat(planCategory), llvm::cl::init(0),
+    llvm::cl::desc("With --pipeline-schedule=interleaved-1f1b: model chunks "
+                   "per stage, 2 or 4 (default: the planner chooses)"),
+    llvm::cl::value_desc("N"));
 
 static llvm::cl::opt<double> bucketCapMb(
     "bucket-cap-mb", llvm::cl::cat(planCategory), llvm::cl::init(25.0),
@@ -293,6 +299,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.partition = partitionStep;
   options.bucketCapMb = bucketCapMb;
   options.pipelineSchedule = pipelineSchedule;
+  options.pipelineChunks = pipelineChunks;
   options.gradCompression = gradCompression;
 }
 
@@ -410,6 +417,15 @@ int main(int argc, char **argv) {
     if (degree != 0 && meshShape.empty()) {
       llvm::errs() << "dpc-opt: --" << flag << " fixes a degree of a plan "
                    << "and needs --mesh\n";
+      return EXIT_FAILURE;
+    }
+  for (const llvm::cl::Option *flag :
+       {static_cast<const llvm::cl::Option *>(&pipelineSchedule),
+        static_cast<const llvm::cl::Option *>(&pipelineChunks)})
+    if (flag->getNumOccurrences() && meshShape.empty()) {
+      llvm::errs() << "dpc-opt: --" << flag->ArgStr
+                   << " fixes the pipeline schedule of a plan and needs "
+                      "--mesh\n";
       return EXIT_FAILURE;
     }
   if (fixedZeroStage.getNumOccurrences() && meshShape.empty()) {

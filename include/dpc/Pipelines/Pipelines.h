@@ -95,8 +95,12 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
                      "runs (-dpc-partition)")};
   Option<std::string> pipelineSchedule{
       *this, "pipeline-schedule",
-      llvm::cl::desc("With pipeline stages: gpipe or 1f1b (default: the "
-                     "plan's)")};
+      llvm::cl::desc("Fix the schedule of a plan with pipeline stages: "
+                     "gpipe, 1f1b or interleaved-1f1b")};
+  Option<int64_t> pipelineChunks{
+      *this, "pipeline-chunks", llvm::cl::init(0),
+      llvm::cl::desc("Model chunks per stage of an interleaved schedule, 2 "
+                     "or 4 (0: the planner chooses)")};
   Option<double> bucketCapMb{
       *this, "bucket-cap-mb", llvm::cl::init(25.0),
       llvm::cl::desc("Gradient all-reduce buckets hold at most this many MiB "

@@ -209,6 +209,12 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
     Option<"zeroStage", "zero", "int64_t", /*default=*/"-1",
            "Fix the ZeRO stage: 0 (none), 1 (optimizer state), 2 (and "
            "gradients) or 3 (and parameters); -1: the planner chooses">,
+    Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
+           "Fix the pipeline schedule of a plan with stages: gpipe, 1f1b "
+           "or interleaved-1f1b (empty: the planner chooses)">,
+    Option<"chunks", "chunks", "int64_t", /*default=*/"0",
+           "With interleaved-1f1b: model chunks per stage, 2 or 4 (0: the "
+           "planner chooses)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",
@@ -316,12 +322,15 @@ def Partition : Pass<"dpc-partition", "ModuleOp"> {
     per stage (`@train_step.stage<s>`, marked `dpc.pipeline_stage`): the
     micro-batch calls inlined, each stage's ops kept, values crossing
     stages sent and received over the `pp` axis, each program ordered by
-    `schedule` (`gpipe` or `1f1b`; default: the plan's), returning the
+    `schedule` (`gpipe`, `1f1b`, or `interleaved-1f1b` for a plan of
+    several model chunks per stage, whose ops' `dpc.stage` is the pipeline
+    position chunk * pp + stage; default: the plan's), returning the
     results its stage computes. Each program is then partitioned as above.
   }];
   let options = [
     Option<"schedule", "schedule", "std::string", /*default=*/"\"\"",
-           "Pipeline schedule: gpipe or 1f1b (default: the plan's)">,
+           "Pipeline schedule: gpipe, 1f1b or interleaved-1f1b (default: "
+           "the plan's)">,
   ];
 }
 

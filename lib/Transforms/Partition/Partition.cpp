@@ -206,14 +206,17 @@ struct PartitionPass : public dpc::impl::PartitionBase<PartitionPass> {
       return signalPassFailure();
     }
     if (hasPipelineStages(module)) {
-      std::string name = schedule;
-      if (name.empty()) {
-        auto plan =
-            module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
-        auto planned = plan ? plan.getAs<StringAttr>("schedule") : StringAttr();
-        name = planned ? planned.str() : "1f1b";
-      }
-      if (failed(splitPipelineStages(module, name)))
+      // The plan's schedule and chunks, unless the pass is told otherwise.
+      auto plan =
+          module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+      auto planned = plan ? plan.getAs<StringAttr>("schedule") : StringAttr();
+      auto plannedChunks =
+          plan ? plan.getAs<IntegerAttr>("chunks") : IntegerAttr();
+      std::string name = !schedule.empty() ? schedule
+                         : planned         ? planned.str()
+                                           : "1f1b";
+      int64_t chunks = plannedChunks ? plannedChunks.getInt() : 1;
+      if (failed(splitPipelineStages(module, name, chunks)))
         return signalPassFailure();
     }
     for (auto func :

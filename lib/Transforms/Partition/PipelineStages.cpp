@@ -1,12 +1,14 @@
 //===- PipelineStages.cpp - One program per pipeline stage ----------------===//
 //
 // The step is a sequence of micro-batches, each a forward and a backward
-// over every stage, then the optimizer. Each stage's program keeps its own
-// ops; what crosses stages goes through send/recv over the `pp` axis. Sends
-// are buffered, so a program only ever waits for a value another stage
-// makes before it in some valid order of the whole step: reordering each
-// program by a schedule keeps that true as long as the messages between
-// two stages keep their order, which is checked.
+// over every pipeline position, then the optimizer. A position is a model
+// chunk on a stage: with c chunks per stage (an interleaved schedule),
+// position k is chunk k / pp of stage k % pp. Each stage's program keeps
+// its own ops; what crosses stages goes through send/recv over the `pp`
+// axis. Sends are buffered. Each program is reordered by the schedule; the
+// messages between two stages must keep their order, and the programs
+// must not wait on each other in a cycle: both are checked by running the
+// programs' sends and receives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,7 @@ using namespace mlir::dpc;
 static constexpr StringLiteral kPipelineAxis = "pp";
 static constexpr StringLiteral kMicroBatchAttr = "dpc.micro_batch";
 static constexpr StringLiteral kMessageAttr = "dpc.message";
+static constexpr StringLiteral kChunkAttr = "dpc.chunk";
 static constexpr int64_t kEveryStage = -1;
 
 bool mlir::dpc::hasPipelineStages(ModuleOp module) {
@@ -86,49 +89,127 @@ void inlineCalls(func::FuncOp entry, ModuleOp module) {
       callee.erase();
 }
 
+bool isBackward(Operation *op) {
+  auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+  return phase && phase.getValue() == Phase::backward;
+}
+
 /// Where each op of `func` runs: its stage, or for an op without one the
 /// last stage of the values it reads (every stage when it reads none).
+/// A backward op that reads no gradient (a forward value recomputed for
+/// the backward pass) runs on the latest stage reading it, so that no
+/// value flows to a later stage during the backward pass: the forward
+/// values it needs were sent there in the forward pass, and its result
+/// goes back with the gradients.
 DenseMap<Operation *, int64_t> getStages(func::FuncOp func) {
   DenseMap<Operation *, int64_t> stages;
-  for (Operation &op : func.getBody().front().without_terminator()) {
+  Block &body = func.getBody().front();
+  DenseSet<Operation *> recomputed;
+  for (Operation &op : body.without_terminator()) {
     int64_t stage = getStage(&op);
     if (stage == kEveryStage)
       for (Value operand : op.getOperands())
         if (Operation *def = operand.getDefiningOp())
           stage = std::max(stage, stages.lookup(def));
     stages[&op] = stage;
+    if (isBackward(&op) && llvm::all_of(op.getOperands(), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          return !def || !isBackward(def) || recomputed.contains(def);
+        }))
+      recomputed.insert(&op);
+  }
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (!recomputed.contains(&op) || stages[&op] == kEveryStage)
+      continue;
+    for (Operation *user : op.getUsers())
+      if (isBackward(user) && stages.count(user))
+        stages[&op] = std::max(stages[&op], stages[user]);
   }
   return stages;
 }
 
-/// The position of each (phase, micro-batch) unit of work in `schedule` on
-/// stage `stage` of `stages`, over `microBatches`.
-std::map<std::pair<bool, int64_t>, int64_t> getUnitOrder(StringRef schedule,
-                                                         int64_t stage,
-                                                         int64_t stages,
-                                                         int64_t microBatches) {
-  std::map<std::pair<bool, int64_t>, int64_t> order;
-  auto add = [&](bool backward, int64_t microBatch) {
-    order.emplace(std::make_pair(backward, microBatch), order.size());
+/// An add of scalars outside the micro-batches (such as one term of the
+/// squared gradient norm).
+bool isScalarSum(Operation *op) {
+  auto add = dyn_cast<AddOp>(op);
+  return add && cast<ShapedType>(add.getType()).getRank() == 0 &&
+         !op->hasAttr(kMicroBatchAttr) &&
+         add.getLhs().getType() == add.getType() &&
+         add.getRhs().getType() == add.getType();
+}
+
+/// Places each add of a left-folded scalar sum (the squared gradient norm,
+/// one term per parameter) where its term is made, so that the running sum
+/// travels from stage to stage, once per change of stage in the order of
+/// the terms, instead of every term of the other stages travelling to the
+/// stage of the first. The order of the additions, and so the result, is
+/// the single device's.
+void placeSumsWithTheirTerms(func::FuncOp entry) {
+  DenseMap<Operation *, int64_t> positions = getStages(entry);
+  for (Operation &op : entry.getBody().front()) {
+    if (!isScalarSum(&op))
+      continue;
+    Operation *term = cast<AddOp>(op).getRhs().getDefiningOp();
+    int64_t position = term ? positions.lookup(term) : kEveryStage;
+    if (position != kEveryStage)
+      op.setAttr(
+          DpcDialect::kStageAttrName,
+          IntegerAttr::get(IntegerType::get(op.getContext(), 64), position));
+  }
+}
+
+/// One unit of work: the forward or backward of a micro-batch on a chunk.
+struct Unit {
+  bool backward;
+  int64_t microBatch, chunk;
+  bool operator<(const Unit &other) const {
+    return std::tie(backward, microBatch, chunk) <
+           std::tie(other.backward, other.microBatch, other.chunk);
+  }
+};
+
+/// The position of each unit of work in `schedule` on stage `stage` of
+/// `stages`, over `microBatches` and `chunks` chunks per stage.
+std::map<Unit, int64_t> getUnitOrder(StringRef schedule, int64_t stage,
+                                     int64_t stages, int64_t microBatches,
+                                     int64_t chunks) {
+  std::map<Unit, int64_t> order;
+  auto add = [&](bool backward, int64_t microBatch, int64_t chunk) {
+    order.emplace(Unit{backward, microBatch, chunk}, order.size());
   };
   if (schedule == "gpipe") {
     for (int64_t i = 0; i < microBatches; ++i)
-      add(false, i);
+      for (int64_t c = 0; c < chunks; ++c)
+        add(false, i, c);
     for (int64_t i = 0; i < microBatches; ++i)
-      add(true, i);
+      for (int64_t c = chunks - 1; c >= 0; --c)
+        add(true, i, c);
     return order;
   }
-  // 1F1B: as many forwards as stages follow this one, then one forward and
-  // one backward in turn, then the backwards left.
-  int64_t warmup = std::min(stages - 1 - stage, microBatches);
-  for (int64_t i = 0; i < warmup; ++i)
-    add(false, i);
-  for (int64_t i = 0; i + warmup < microBatches; ++i) {
-    add(false, i + warmup);
-    add(true, i);
+  // 1F1B (Megatron-LM's, interleaved when chunks > 1): a number of
+  // warm-up forwards, then one forward and one backward in turn, then the
+  // backwards left. The k-th forward of this stage runs micro-batch
+  // (k / (pp * chunks)) * pp + k % pp on chunk (k / pp) % chunks; the
+  // backwards take the chunks in reverse.
+  int64_t total = microBatches * chunks;
+  int64_t warmup =
+      chunks == 1
+          ? std::min(stages - 1 - stage, microBatches)
+          : std::min((stages - 1 - stage) * 2 + (chunks - 1) * stages, total);
+  auto unit = [&](int64_t k, bool backward) {
+    int64_t group = k / (stages * chunks), inGroup = k % (stages * chunks);
+    int64_t chunk = inGroup / stages;
+    add(backward, group * stages + inGroup % stages,
+        backward ? chunks - 1 - chunk : chunk);
+  };
+  for (int64_t k = 0; k < warmup; ++k)
+    unit(k, false);
+  for (int64_t k = 0; k + warmup < total; ++k) {
+    unit(k + warmup, false);
+    unit(k, true);
   }
-  for (int64_t i = microBatches - warmup; i < microBatches; ++i)
-    add(true, i);
+  for (int64_t k = std::max<int64_t>(total - warmup, 0); k < total; ++k)
+    unit(k, true);
   return order;
 }
 
@@ -136,8 +217,8 @@ std::map<std::pair<bool, int64_t>, int64_t> getUnitOrder(StringRef schedule,
 /// ops by their unit's place (ops of no unit as early as they can run,
 /// receives of no unit as late).
 void schedule(func::FuncOp program, StringRef name, int64_t stage,
-              int64_t stages, int64_t microBatches) {
-  auto order = getUnitOrder(name, stage, stages, microBatches);
+              int64_t stages, int64_t microBatches, int64_t chunks) {
+  auto order = getUnitOrder(name, stage, stages, microBatches, chunks);
   Block &body = program.getBody().front();
   Operation *terminator = body.getTerminator();
   SmallVector<Operation *> ops;
@@ -153,11 +234,13 @@ void schedule(func::FuncOp program, StringRef name, int64_t stage,
   auto keyOf = [&](Operation *op) -> int64_t {
     auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
     auto microBatch = op->getAttrOfType<IntegerAttr>(kMicroBatchAttr);
+    auto chunk = op->getAttrOfType<IntegerAttr>(kChunkAttr);
     int64_t none = isa<RecvOp>(op) ? std::numeric_limits<int64_t>::max() : -1;
-    if (!phase || !microBatch || phase.getValue() == Phase::optimizer)
+    // Ops of every stage (constants) have no chunk: they run when they can.
+    if (!phase || !microBatch || !chunk || phase.getValue() == Phase::optimizer)
       return none;
-    auto it =
-        order.find({phase.getValue() == Phase::backward, microBatch.getInt()});
+    auto it = order.find(Unit{phase.getValue() == Phase::backward,
+                              microBatch.getInt(), chunk.getInt()});
     return it == order.end() ? none : it->second;
   };
   // Kahn's algorithm, smallest (unit, position) first.
@@ -215,14 +298,90 @@ void placeReceives(func::FuncOp program,
 
 } // namespace
 
+/// Runs the programs' sends and receives: fails naming a pair of stages
+/// whose messages would arrive out of order, or the stages that would wait
+/// on each other forever.
+static LogicalResult checkMessages(ArrayRef<func::FuncOp> programs,
+                                   StringRef scheduleName, Location loc) {
+  // Per program, its messages in order: (message, is a receive, peer).
+  struct Message {
+    int64_t id;
+    bool receive;
+    int64_t peer;
+  };
+  SmallVector<SmallVector<Message>> sequences;
+  int64_t stages = programs.size();
+  for (auto [s, constProgram] : llvm::enumerate(programs)) {
+    func::FuncOp program = constProgram;
+    SmallVector<Message> &sequence = sequences.emplace_back();
+    program.walk([&](Operation *op) {
+      auto message = op->getAttrOfType<IntegerAttr>(kMessageAttr);
+      if (!message)
+        return;
+      int64_t shift = op->getAttrOfType<IntegerAttr>("shift").getInt();
+      bool receive = isa<RecvOp>(op);
+      int64_t peer =
+          ((int64_t(s) + (receive ? -shift : shift)) % stages + stages) %
+          stages;
+      sequence.push_back({message.getInt(), receive, peer});
+    });
+  }
+  // Sends are buffered: a program runs until a receive whose message is
+  // not yet sent; messages between a pair arrive in the order sent.
+  std::map<std::pair<int64_t, int64_t>, std::queue<int64_t>> inFlight;
+  SmallVector<size_t> next(stages, 0);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (int64_t s = 0; s < stages; ++s) {
+      while (next[s] < sequences[s].size()) {
+        const Message &message = sequences[s][next[s]];
+        if (!message.receive) {
+          inFlight[{s, message.peer}].push(message.id);
+        } else {
+          std::queue<int64_t> &queue = inFlight[{message.peer, s}];
+          if (queue.empty())
+            break;
+          if (queue.front() != message.id)
+            return emitError(loc, "the ")
+                   << scheduleName << " schedule would reorder the values "
+                   << "stage " << message.peer << " sends to stage " << s;
+          queue.pop();
+        }
+        ++next[s];
+        progress = true;
+      }
+    }
+  }
+  SmallVector<int64_t> waiting;
+  for (int64_t s = 0; s < stages; ++s)
+    if (next[s] < sequences[s].size())
+      waiting.push_back(s);
+  if (waiting.empty())
+    return success();
+  InFlightDiagnostic diag = emitError(loc, "the ")
+                            << scheduleName << " schedule would deadlock: ";
+  llvm::interleaveComma(waiting, diag, [&](int64_t s) {
+    diag << "stage " << s << " waits for stage " << sequences[s][next[s]].peer;
+  });
+  return failure();
+}
+
 static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
-                               StringRef scheduleName);
+                               StringRef scheduleName, int64_t chunks);
 
 LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
-                                             StringRef scheduleName) {
-  if (scheduleName != "gpipe" && scheduleName != "1f1b")
+                                             StringRef scheduleName,
+                                             int64_t chunks) {
+  if (scheduleName != "gpipe" && scheduleName != "1f1b" &&
+      scheduleName != "interleaved-1f1b")
     return emitError(module.getLoc(), "pipeline schedule '")
-           << scheduleName << "' is not built: gpipe or 1f1b";
+           << scheduleName << "' is not built: gpipe, 1f1b or interleaved-1f1b";
+  if ((scheduleName == "interleaved-1f1b") != (chunks > 1))
+    return emitError(module.getLoc(), "the ")
+           << scheduleName << " schedule cannot run a plan of " << chunks
+           << " model chunk" << (chunks == 1 ? "" : "s")
+           << " per stage: interleaved-1f1b runs several, gpipe and 1f1b one";
   // The steps: planned functions nobody calls (the training step, and the
   // forward-backward function when the step inlined it).
   DenseSet<StringRef> called;
@@ -239,14 +398,14 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
   if (entries.empty())
     return emitError(module.getLoc(), "has no planned step function");
   for (func::FuncOp entry : entries)
-    if (failed(splitStep(module, entry, scheduleName)))
+    if (failed(splitStep(module, entry, scheduleName, chunks)))
       return failure();
   return success();
 }
 
 /// Splits one step function, `entry`.
 static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
-                               StringRef scheduleName) {
+                               StringRef scheduleName, int64_t chunks) {
   auto sharding =
       entry.getArgAttrOfType<ShardingAttr>(0, DpcDialect::kShardingAttrName);
   MeshOp mesh = sharding ? lookupMesh(sharding, module) : MeshOp();
@@ -257,16 +416,29 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
            << kPipelineAxis << "' axis";
 
   inlineCalls(entry, module);
+  placeSumsWithTheirTerms(entry);
+  // Each op's pipeline position, and the stage that runs it.
   DenseMap<Operation *, int64_t> stageOf = getStages(entry);
+  auto deviceOf = [&](int64_t position) {
+    return position == kEveryStage ? kEveryStage : position % *stages;
+  };
   int64_t microBatches = 1;
-  for (auto &[op, stage] : stageOf) {
-    if (stage >= *stages)
-      return op->emitOpError("runs on pipeline stage ")
-             << stage << " of a mesh with " << *stages << " stages";
+  for (auto &[op, position] : stageOf) {
+    if (position >= *stages * chunks)
+      return op->emitOpError("runs on pipeline position ")
+             << position << " of a mesh with " << *stages << " stages of "
+             << chunks << " chunk" << (chunks == 1 ? "" : "s");
     if (auto mb = op->getAttrOfType<IntegerAttr>(kMicroBatchAttr))
       microBatches = std::max(microBatches, mb.getInt() + 1);
   }
+  if (chunks > 1 && microBatches % *stages != 0)
+    return entry.emitError("the interleaved-1f1b schedule needs micro-batches "
+                           "in whole rounds of the ")
+           << *stages << " stages, but the step has " << microBatches;
   MLIRContext *context = module.getContext();
+  auto i64 = [&](int64_t value) {
+    return IntegerAttr::get(IntegerType::get(context, 64), value);
+  };
   auto meshRef = FlatSymbolRefAttr::get(mesh.getSymNameAttr());
   auto axes =
       ArrayAttr::get(context, {StringAttr::get(context, kPipelineAxis)});
@@ -276,6 +448,7 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
   // Each value crossing to another stage is one message per reader stage.
   std::map<std::pair<Operation *, std::pair<unsigned, int64_t>>, int64_t>
       messages;
+  // The pipeline positions reading `value`.
   auto readersOf = [&](Value value) {
     std::set<int64_t> readers;
     for (Operation *user : value.getUsers())
@@ -289,53 +462,62 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
   for (int64_t s = 0; s < *stages; ++s) {
     auto program = cast<func::FuncOp>(moduleBuilder.clone(*entry));
     program.setSymName((entry.getSymName() + ".stage" + Twine(s)).str());
-    program->setAttr(DpcDialect::kPipelineStageAttrName,
-                     IntegerAttr::get(IntegerType::get(context, 64), s));
+    program->setAttr(DpcDialect::kPipelineStageAttrName, i64(s));
     Block &body = program.getBody().front();
     SmallVector<Operation *> copies;
     for (Operation &op : body.without_terminator())
       copies.push_back(&op);
+    // Each copy's stage; its chunk is kept until the schedule is built.
     DenseMap<Operation *, int64_t> copyStage;
-    for (auto [op, copy] : llvm::zip_equal(original, copies))
-      copyStage[copy] = stageOf[op];
     for (auto [op, copy] : llvm::zip_equal(original, copies)) {
-      int64_t t = stageOf[op];
+      int64_t position = stageOf[op];
+      copyStage[copy] = deviceOf(position);
+      if (position != kEveryStage) {
+        copy->setAttr(DpcDialect::kStageAttrName, i64(deviceOf(position)));
+        copy->setAttr(kChunkAttr, i64(position / *stages));
+      }
+    }
+    for (auto [op, copy] : llvm::zip_equal(original, copies)) {
+      int64_t t = deviceOf(stageOf[op]);
       for (auto [i, result] : llvm::enumerate(op->getResults())) {
-        std::set<int64_t> readers = readersOf(result);
+        // The stages reading the value, each with the first chunk that
+        // does.
+        std::map<int64_t, int64_t> readers;
+        for (int64_t position : readersOf(result))
+          if (position != kEveryStage)
+            readers.try_emplace(deviceOf(position), position / *stages);
         auto message = [&](int64_t to) {
           return messages
               .try_emplace({op, {unsigned(i), to}}, int64_t(messages.size()))
               .first->second;
         };
-        auto tag = [&](Operation *made, int64_t to) {
+        auto tag = [&](Operation *made, int64_t to, int64_t chunk) {
           for (StringRef name : {StringRef(DpcDialect::kPhaseAttrName),
                                  StringRef(kMicroBatchAttr)})
             if (Attribute attr = op->getAttr(name))
               made->setAttr(name, attr);
-          made->setAttr(DpcDialect::kStageAttrName,
-                        IntegerAttr::get(IntegerType::get(context, 64), s));
-          made->setAttr(
-              kMessageAttr,
-              IntegerAttr::get(IntegerType::get(context, 64), message(to)));
+          made->setAttr(DpcDialect::kStageAttrName, i64(s));
+          made->setAttr(kChunkAttr, i64(chunk));
+          made->setAttr(kMessageAttr, i64(message(to)));
         };
         if (t == s) {
           // Sent right after it is made, to each other stage reading it.
           OpBuilder builder(copy->getContext());
           builder.setInsertionPointAfter(copy);
-          for (int64_t to : readers) {
-            if (to == s || to == kEveryStage)
+          for (auto [to, chunk] : readers) {
+            if (to == s)
               continue;
             auto send = SendOp::create(builder, copy->getLoc(),
                                        copy->getResult(i), meshRef, axes,
                                        builder.getI64IntegerAttr(to - s));
-            tag(send, to);
+            tag(send, to, stageOf[op] / *stages);
           }
         } else if (t != kEveryStage && readers.count(s)) {
           OpBuilder builder(copy);
           auto recv =
               RecvOp::create(builder, copy->getLoc(), result.getType(), meshRef,
                              axes, builder.getI64IntegerAttr(s - t));
-          tag(recv, s);
+          tag(recv, s, readers[s]);
           if (ShardingAttr layout = getSharding(result))
             recv->setAttr(DpcDialect::kShardingAttrName,
                           builder.getArrayAttr({layout}));
@@ -371,16 +553,16 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
         copy->erase();
       }
     }
-    schedule(program, scheduleName, s, *stages, microBatches);
+    schedule(program, scheduleName, s, *stages, microBatches, chunks);
     programs.push_back(program);
   }
 
   // Receives follow the order of the sends, which must be kept.
-  std::map<std::pair<int64_t, int64_t>, SmallVector<int64_t>> sent, received;
+  std::map<std::pair<int64_t, int64_t>, SmallVector<int64_t>> sent;
   for (auto [s, program] : llvm::enumerate(programs))
     for (auto send : program.getBody().front().getOps<SendOp>())
-      sent[{int64_t(s), int64_t(s) + send.getShift()}].push_back(
-          send->getAttrOfType<IntegerAttr>(kMessageAttr).getInt());
+      sent[{int64_t(s), deviceOf(int64_t(s) + send.getShift() + *stages)}]
+          .push_back(send->getAttrOfType<IntegerAttr>(kMessageAttr).getInt());
   for (auto [s, program] : llvm::enumerate(programs)) {
     std::map<int64_t, SmallVector<int64_t>> toHere;
     for (auto &[pair, messages] : sent)
@@ -388,24 +570,13 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
         toHere[pair.first] = messages;
     placeReceives(program, toHere);
   }
-  for (auto [s, program] : llvm::enumerate(programs)) {
-    program.walk([&](Operation *op) {
-      auto message = op->getAttrOfType<IntegerAttr>(kMessageAttr);
-      if (!message)
-        return;
-      int64_t shift = op->getAttrOfType<IntegerAttr>("shift").getInt();
-      if (isa<RecvOp>(op))
-        received[{int64_t(s) - shift, int64_t(s)}].push_back(message.getInt());
-      op->removeAttr(kMessageAttr);
-    });
-  }
-  for (auto &[pair, order] : sent)
-    if (received[pair] != order)
-      return emitError(entry.getLoc(), "the ")
-             << scheduleName << " schedule would reorder the values stage "
-             << pair.first << " sends to stage " << pair.second;
+  if (failed(checkMessages(programs, scheduleName, entry.getLoc())))
+    return failure();
   for (func::FuncOp program : programs)
-    program.walk([](Operation *op) { op->removeAttr(kMicroBatchAttr); });
+    program.walk([](Operation *op) {
+      for (StringRef name : {kMicroBatchAttr, kChunkAttr, kMessageAttr})
+        op->removeAttr(name);
+    });
   entry.erase();
   return success();
 }

@@ -1,5 +1,6 @@
 //===- PlanPass.cpp - The -dpc-plan pass ----------------------------------===//
 
+#include "dpc/Analysis/CostModel/PipelineCost.h"
 #include "dpc/Transforms/Passes.h"
 #include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Transforms/Planning/PlanReport.h"
@@ -41,6 +42,24 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
           << "planner chooses)";
       return signalPassFailure();
     }
+    std::optional<PipelineSchedule> fixedSchedule;
+    if (!schedule.empty()) {
+      fixedSchedule = parsePipelineSchedule(schedule);
+      if (!fixedSchedule) {
+        emitError(module.getLoc(), "--pipeline-schedule=")
+            << schedule << " is not a schedule: gpipe, 1f1b or "
+            << "interleaved-1f1b";
+        return signalPassFailure();
+      }
+    }
+    bool interleaved = fixedSchedule == PipelineSchedule::Interleaved1F1B;
+    if (chunks != 0 && !(interleaved && (chunks == 2 || chunks == 4))) {
+      emitError(module.getLoc(), "--pipeline-chunks=")
+          << int64_t(chunks)
+          << (interleaved ? " is not 2 or 4 (0: the planner chooses)"
+                          : " needs --pipeline-schedule=interleaved-1f1b");
+      return signalPassFailure();
+    }
     if (!(memoryLimit >= 0) || std::isinf(memoryLimit.getValue())) {
       emitError(module.getLoc(), "--memory-limit=")
           << llvm::formatv("{0}", double(memoryLimit))
@@ -61,6 +80,8 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.exposedTensorComm = exposedTensorComm;
     if (zeroStage >= 0)
       options.zeroStage = int(zeroStage);
+    options.schedule = fixedSchedule;
+    options.chunks = chunks;
     auto use = [&](const Plan &plan, const TrainingGraph &graph,
                    const LayerSegmentation &segmentation,
                    const PlanContext &context) -> LogicalResult {

@@ -40,11 +40,23 @@ struct Group {
   double modelStateBytes = 0.0, activationBytes = 0.0;
 };
 
+/// The pipeline position of `segment`: its stage, plus pp times its chunk
+/// under an interleaved schedule.
 int64_t getStageOf(const Plan &plan, unsigned segment) {
   for (auto [i, stage] : llvm::enumerate(plan.stages))
-    if (segment >= stage.firstSegment && segment < stage.endSegment)
-      return i;
+    for (auto [chunk, range] : llvm::enumerate(stage.chunks))
+      if (segment >= range.first && segment < range.end)
+        return chunk * plan.stages.size() + i;
   return 0;
+}
+
+/// `0-3` or, for several chunks, `0-1,4-5`.
+std::string formatSegments(const StagePlan &stage) {
+  std::string text;
+  for (SegmentRange range : stage.chunks)
+    text += (text.empty() ? "" : ",") + std::to_string(range.first) + "-" +
+            std::to_string(range.end - 1);
+  return text;
 }
 
 SmallVector<Group> getGroups(const Plan &plan,
@@ -140,6 +152,10 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
         "micro-batch, forward + backward; model state after ZeRO; "
         "activations per micro-batch; sharding of each contraction's "
         "result: dp/tp = split over the data/tensor axis, * = whole)\n";
+  if (plan.chunks > 1)
+    os << "(stage: the pipeline position; position k is chunk k / "
+       << plan.pipelineParallel << " of stage k % " << plan.pipelineParallel
+       << ")\n";
   os << llvm::format("  %-28s %7s %6s %8s %10s %9s %9s %9s  %-s\n", "group",
                      "repeats", "stage", "devices", "compute ms", "comm ms",
                      "state GiB", "activ GiB", "sharding");
@@ -159,8 +175,7 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
                      "exposed comm");
   for (auto [i, stage] : llvm::enumerate(plan.stages)) {
     const MemoryBreakdown &m = stage.memory;
-    std::string segments = std::to_string(stage.firstSegment) + "-" +
-                           std::to_string(stage.endSegment - 1);
+    std::string segments = formatSegments(stage);
     os << llvm::format(
         "  %5u %9s %8lld %12.4g %9.3f %9.3f %9.3f %9.3f %11.3f %10.3f "
         "%9.3f ms\n",
@@ -220,9 +235,11 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
   double peak = 0.0;
   for (const StagePlan &stage : plan.stages) {
     peak = std::max(peak, stage.memory.getTotal());
+    llvm::json::Array ranges;
+    for (SegmentRange range : stage.chunks)
+      ranges.push_back(llvm::json::Array{range.first, range.end});
     stages.push_back(llvm::json::Object{
-        {"first_segment", stage.firstSegment},
-        {"end_segment", stage.endSegment},
+        {"segment_ranges", std::move(ranges)},
         {"devices", plan.dataParallel * plan.tensorParallel},
         {"parameters", stage.parameters},
         {"memory_bytes",

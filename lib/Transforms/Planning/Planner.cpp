@@ -84,7 +84,7 @@ public:
     modelFlops = 3 * forward * graph.getStepMicroBatches();
     backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
     modelStateBytes = {graph.getParameterBytes(), graph.getGradientBytes(),
-                       graph.getOptimizerBytes()};
+                       graph.getOptimizerBytes(), graph.getComputeCopyBytes()};
     // Recomputation checkpoints each layer's input (Megatron-LM's full
     // recomputation): a repeated layer of several segments keeps only the
     // output of its last.
@@ -250,13 +250,12 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       checkpointSum(n + 1, 0.0);
   for (unsigned i = 0; i < n; ++i) {
     times[i] = segments[i].computeTime + segments[i].communicationTime;
-    // The activation forward and its gradient backward, per chunk.
+    // The activation forward and its gradient backward.
     if (p > 1 && i + 1 < n)
-      sends[i] = 2.0 * variant.chunks *
-                 getBestCollective(CollectiveKind::SendRecv,
-                                   costs[i].outputBytes, mesh.getStageGroup(),
-                                   cluster)
-                     .time;
+      sends[i] = 2.0 * getBestCollective(CollectiveKind::SendRecv,
+                                         costs[i].outputBytes,
+                                         mesh.getStageGroup(), cluster)
+                           .time;
     elementSum[i + 1] = elementSum[i] + costs[i].parameterElements;
     activationSum[i + 1] = activationSum[i] + costs[i].activationBytes;
   }
@@ -276,7 +275,12 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   for (unsigned i = 0; i < n; ++i)
     checkpointSum[i + 1] =
         checkpointSum[i] + (checkpointed[i] ? costs[i].outputBytes : 0.0);
-  auto sendTime = [&](unsigned last) { return sends[last]; };
+  // An interleaved schedule runs `chunks` model chunks on each stage:
+  // pipeline position k is chunk k / p of stage k % p.
+  int64_t chunks = variant.schedule == PipelineSchedule::Interleaved1F1B
+                       ? variant.chunks
+                       : 1;
+  unsigned positions = p * chunks;
   SmallVector<double> inFlightOf(p);
   for (int64_t stage = 0; stage < p; ++stage)
     inFlightOf[stage] = getMicroBatchesInFlight(variant.schedule, p, stage,
@@ -300,24 +304,35 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     return std::max(largestOf[level][first],
                     largestOf[level][end - (1u << level)]);
   };
-  auto memoryOf = [&](unsigned first, unsigned end, unsigned stage) {
-    double inFlight = inFlightOf[stage];
-    MemoryBreakdown memory =
-        getModelState(elementSum[end] - elementSum[first], mesh, z);
-    memory.activations =
-        variant.recompute
-            ? inFlight * (checkpointSum[end] - checkpointSum[first]) +
-                  largestIn(first, end)
-            : inFlight * (activationSum[end] - activationSum[first]);
+  // The memory of a stage holding `ranges`: the model state of each, the
+  // activations of every micro-batch in flight, and under recomputation
+  // the working set of the largest layer recomputed at a time.
+  auto memoryOf = [&](ArrayRef<SegmentRange> ranges, unsigned stage) {
+    double elements = 0.0, stored = 0.0, working = 0.0;
+    for (SegmentRange range : ranges) {
+      elements += elementSum[range.end] - elementSum[range.first];
+      if (variant.recompute) {
+        stored += checkpointSum[range.end] - checkpointSum[range.first];
+        working = std::max(working, largestIn(range.first, range.end));
+      } else {
+        stored += activationSum[range.end] - activationSum[range.first];
+      }
+    }
+    MemoryBreakdown memory = getModelState(elements, mesh, z);
+    memory.activations = inFlightOf[stage] * stored + working;
     return memory;
   };
   double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
                               : memoryLimit;
 
+  // Contiguous ranges, one per pipeline position; a chunk may use its
+  // share of the stage's memory, so that the stage's chunks fit together.
   StageFit result;
   std::optional<SmallVector<unsigned>> partition = partitionStages(
-      times, sends, p, [&](unsigned first, unsigned end, unsigned stage) {
-        return memoryOf(first, end, stage).getTotal() <= limit;
+      times, sends, positions,
+      [&](unsigned first, unsigned end, unsigned position) {
+        return memoryOf({{first, end}}, position % p).getTotal() <=
+               limit / chunks;
       });
   if (!partition) {
     if (ignoreMemory)
@@ -329,28 +344,29 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     result.peakStage = loose.peakStage;
     return result;
   }
-  ArrayRef<unsigned> ends = *partition;
+  result.stages.resize(p);
+  for (auto [position, end] : llvm::enumerate(*partition))
+    result.stages[position % p].chunks.push_back(
+        {position ? (*partition)[position - 1] : 0u, end});
 
   // The stages of the partition found.
-  unsigned first = 0;
   double slowest = 0.0;
-  for (auto [stage, end] : llvm::enumerate(ends)) {
-    StagePlan plan;
-    plan.firstSegment = first;
-    plan.endSegment = end;
-    double elements = 0;
-    for (unsigned i = first; i < end; ++i) {
-      plan.computeTime += segments[i].computeTime;
-      plan.communicationTime += segments[i].communicationTime;
-      plan.parameters += costs[i].parameters;
-      plan.perStepTime += costs[i].perStepTime;
-      elements += costs[i].parameterElements;
+  for (auto [stage, plan] : llvm::enumerate(result.stages)) {
+    double elements = 0, sendsOfStage = 0.0;
+    for (SegmentRange range : plan.chunks) {
+      for (unsigned i = range.first; i < range.end; ++i) {
+        plan.computeTime += segments[i].computeTime;
+        plan.communicationTime += segments[i].communicationTime;
+        plan.parameters += costs[i].parameters;
+        plan.perStepTime += costs[i].perStepTime;
+        elements += costs[i].parameterElements;
+      }
+      sendsOfStage += sends[range.end - 1];
     }
-    plan.memory = memoryOf(first, end, stage);
-    double stageTime =
-        plan.computeTime + plan.communicationTime + sendTime(end - 1);
+    plan.memory = memoryOf(plan.chunks, stage);
+    double stageTime = plan.computeTime + plan.communicationTime + sendsOfStage;
     slowest = std::max(slowest, stageTime);
-    result.sendTime = std::max(result.sendTime, sendTime(end - 1));
+    result.sendTime = std::max(result.sendTime, sendsOfStage);
     // Gradients reduce over the data-parallel group (reduce-scatter and
     // all-gather under ZeRO, the same bytes), behind the backward passes.
     double gradientBytes = elements * graph.getGradientCommunicationBytes();
@@ -387,8 +403,6 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       result.peakBreakdown = plan.memory;
       result.peakStage = stage;
     }
-    result.stages.push_back(plan);
-    first = end;
   }
   double pipelined =
       getPipelineTime(variant.schedule, p, microBatches, slowest, 0.0,
@@ -530,8 +544,9 @@ FailureOr<Plan> Search::run(std::string &error) {
               space.evaluate(choice);
           for (const PipelineVariant &variant : variants) {
             if ((dp == 1 && variant.zeroStage > 0) ||
-                (options.schedule && (variant.schedule != *options.schedule ||
-                                      variant.chunks != options.chunks)) ||
+                (pp > 1 && options.schedule &&
+                 (variant.schedule != *options.schedule ||
+                  (options.chunks && variant.chunks != options.chunks))) ||
                 (options.recompute &&
                  variant.recompute != *options.recompute) ||
                 (options.zeroStage && variant.zeroStage != *options.zeroStage))

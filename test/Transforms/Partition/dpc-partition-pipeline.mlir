@@ -2,7 +2,7 @@
 // RUN: dpc-opt %s -dpc-partition=schedule=gpipe | FileCheck %s --check-prefix=GPIPE
 // RUN: not dpc-opt %s -dpc-partition=schedule=zigzag -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 
-// BAD: error: pipeline schedule 'zigzag' is not built: gpipe or 1f1b
+// BAD: error: pipeline schedule 'zigzag' is not built: gpipe, 1f1b or interleaved-1f1b
 
 // Two stages, three micro-batches: h = x * w0 on stage 0, y = h * w1 on
 // stage 1; the backward sends dh back. Each stage gets its own program:

@@ -22,18 +22,22 @@ bool hasPipelineStages(ModuleOp module);
 /// `dpc.pipeline_stage = s`:
 /// - the step's calls (one per micro-batch) are inlined, each op tagged with
 ///   its micro-batch (`dpc.micro_batch`);
-/// - an op without a stage runs on the last stage of the values it reads,
-///   or on every stage when it reads none;
+/// - an op's `dpc.stage` is its pipeline position: with `chunks` model
+///   chunks per stage, position k is chunk k / pp of stage k % pp; an op
+///   without one runs where the last of the values it reads is made, or
+///   on every stage when it reads none;
 /// - each program keeps its stage's ops; a value one stage makes and
 ///   another reads is sent (`dpc.send` over the mesh's `pp` axis) right
 ///   after it is made and received (`dpc.recv`) where the reader needs it;
 /// - each program is ordered by `schedule` (`gpipe`: every forward, then
 ///   every backward; `1f1b`: as many forwards as stages follow, then one
-///   forward and one backward in turn), keeping every dependency;
+///   forward and one backward in turn; `interleaved-1f1b`: Megatron-LM's
+///   schedule over the chunks), keeping every dependency;
 /// - each program returns the results its stage computes.
 /// Fails with an error where the schedule would reorder the messages
-/// between two stages.
-LogicalResult splitPipelineStages(ModuleOp module, StringRef schedule);
+/// between two stages or make stages wait on each other in a cycle.
+LogicalResult splitPipelineStages(ModuleOp module, StringRef schedule,
+                                  int64_t chunks);
 
 } // namespace mlir::dpc
 

@@ -43,8 +43,9 @@ struct PlannerOptions {
   /// Shardings fixed in the IR (may be null).
   const ShardingConstraints *constraints = nullptr;
   /// The rest of a plan, fixed when a given plan is priced (its report):
-  /// samples per micro-batch (0: free), schedule with its chunks,
-  /// recomputation and ZeRO stage.
+  /// samples per micro-batch (0: free), schedule (of a pipeline) with its
+  /// chunks (0: free), recomputation and ZeRO stage. The user may fix the
+  /// schedule alone.
   int64_t microBatchSize = 0;
   std::optional<PipelineSchedule> schedule;
   int64_t chunks = 0;
@@ -52,11 +53,19 @@ struct PlannerOptions {
   std::optional<int> zeroStage;
 };
 
-/// What one pipeline stage holds and does.
+/// Layer segments [first, end).
+struct SegmentRange {
+  unsigned first = 0, end = 0;
+};
+
+/// What the devices of one pipeline stage hold and do.
 struct StagePlan {
-  /// Segments [firstSegment, endSegment).
-  unsigned firstSegment = 0, endSegment = 0;
-  /// Seconds per micro-batch, forward and backward (with recomputation).
+  /// The stage's model chunks in the order they run: one range, or under
+  /// an interleaved schedule `chunks` ranges, chunk c being pipeline
+  /// position c * pp + the stage's index.
+  SmallVector<SegmentRange, 1> chunks;
+  /// Seconds per micro-batch, forward and backward (with recomputation),
+  /// all chunks together.
   double computeTime = 0.0;
   /// Seconds per micro-batch of tensor-parallel collectives.
   double communicationTime = 0.0;
