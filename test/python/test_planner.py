@@ -81,6 +81,26 @@ def test_report_is_consistent(gpt4, tmp_path):
     assert all(g["devices"] == dp * tp for g in groups)
 
 
+@pytest.mark.parametrize("zero", [0, 1, 3])
+def test_model_state_per_parameter(gpt4, tmp_path, zero):
+    """Mixed-precision AdamW holds 18 bytes per parameter before ZeRO: the
+    fp32 parameter (the master), its bf16 cast (made once per step and read
+    by every micro-batch), the fp32 gradient and Adam's two fp32 moments.
+    The layer norms compute in fp32: their weights and biases (two per
+    norm, two norms per layer and a final one) have no bf16 copy. ZeRO-1
+    shards the moments, ZeRO-3 everything."""
+    plan, _ = _plan(gpt4, tmp_path, "--dp=16", "--tp=1", "--pp=1", "--zero=%d" % zero,
+                    name="zero%d" % zero)
+    (stage,) = plan["stages"]
+    n, memory = stage["parameters"], stage["memory_bytes"]
+    norms = 2 * (2 * 4 + 1) * SMALL["hidden"]
+    shards = {0: (1, 1, 1), 1: (1, 1, 16), 3: (16, 16, 16)}[zero]
+    assert memory["parameters"] == pytest.approx((n * 4 + (n - norms) * 2) / shards[0],
+                                                 rel=1e-9)
+    assert memory["gradients"] == pytest.approx(n * 4 / shards[1], rel=1e-9)
+    assert memory["optimizer_state"] == pytest.approx(n * 8 / shards[2], rel=1e-9)
+
+
 def test_constraints_are_honoured_and_cost_time(gpt4, tmp_path):
     free, _ = _plan(gpt4, tmp_path, name="free")
     fixed, _ = _plan(gpt4, tmp_path, "--tp=2", "--pp=2", name="fixed")
