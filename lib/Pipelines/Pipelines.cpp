@@ -55,6 +55,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.zeroStage = options.zeroStage;
   plan.schedule = options.pipelineSchedule;
   plan.chunks = options.pipelineChunks;
+  plan.recompute = options.recompute;
   plan.report = options.report;
   plan.printTable = options.printTable;
   plan.annotate = options.annotate;
@@ -63,6 +64,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
     return;
   pm.addPass(createCompleteShardings());
   pm.addPass(createInsertReshards());
+  pm.addPass(createRecomputeLayers());
   if (!options.partition)
     return;
   pm.addPass(createPartition());

@@ -29,6 +29,8 @@
 // RUN: not dpc-opt %s --train --pipeline-schedule=gpipe 2>&1 | FileCheck %s --check-prefix=SCHEDULE-NO-MESH
 // RUN: not dpc-opt %s --train --mesh=2 --pp=2 --pipeline-schedule=interleaved-1f1b --pipeline-chunks=3 2>&1 | FileCheck %s --check-prefix=CHUNKS
 // RUN: not dpc-opt %s --train --mesh=2 --pp=2 --pipeline-chunks=2 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
+// RUN: not dpc-opt %s --train --mesh=2 --recompute=yes 2>&1 | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: not dpc-opt %s --train --recompute=on 2>&1 | FileCheck %s --check-prefix=RECOMPUTE-NO-MESH
 
 // ZERO: error: --zero=4 is not a ZeRO stage: 0, 1, 2 or 3 (-1: the planner chooses)
 // ZERO-NO-MESH: dpc-opt: --zero fixes the ZeRO stage of a plan and needs --mesh
@@ -40,9 +42,11 @@
 // TOPK-NAN: error: --grad-compression=topk:nan is not a compression
 // COMPRESSION: error: --grad-compression=int8 is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= 1
 // SCHEDULE: error: --pipeline-schedule=zigzag is not a schedule: gpipe, 1f1b or interleaved-1f1b
-// SCHEDULE-NO-MESH: dpc-opt: --pipeline-schedule fixes the pipeline schedule of a plan and needs --mesh
+// SCHEDULE-NO-MESH: dpc-opt: --pipeline-schedule fixes a choice of the plan and needs --mesh
 // CHUNKS: error: --pipeline-chunks=3 is not 2 or 4 (0: the planner chooses)
 // CHUNKS-ALONE: error: --pipeline-chunks=2 needs --pipeline-schedule=interleaved-1f1b
+// RECOMPUTE: error: --recompute=yes is not on or off
+// RECOMPUTE-NO-MESH: dpc-opt: --recompute fixes a choice of the plan and needs --mesh
 
 // LR-NAN: bad-flags.mlir:[[@LINE+16]]:1: error: --lr=nan is outside [0, inf)
 // LR-INF: error: --lr=inf is outside [0, inf)

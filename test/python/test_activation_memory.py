@@ -109,16 +109,35 @@ def test_stored_activations_match_pytorch(name, tmp_path):
             name, dpc_bytes, torch_bytes, dpc_bytes / torch_bytes)
 
 
-def _gpt_layer_bytes(tmp_path, layers, **shape):
+def _gpt_layer_bytes(tmp_path, layers, *plan_flags, **shape):
+    """The stored activation bytes of a bf16 GPT step of `layers` layers,
+    planned on one device with `plan_flags` when given."""
     from dpc import gpt_onnx
     onnx_path = str(tmp_path / ("gpt%d.onnx" % layers))
     gpt_onnx.write(gpt_onnx.GptConfig(layers=layers, **shape), onnx_path)
     step = str(tmp_path / ("gpt%d.mlir" % layers))
     subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
                     "--precision=bf16", "-o", step], check=True)
+    if plan_flags:
+        planned = str(tmp_path / ("gpt%d.planned.mlir" % layers))
+        subprocess.run([DPC_OPT, step, "--mesh=1", *plan_flags, "-o", planned], check=True)
+        step = planned
     out = subprocess.run([DPC_OPT, step, "-test-dpc-stored-activations"],
                          capture_output=True, text=True, check=True).stdout
     return int(re.search(r"dpc.stored_activation_bytes = (\d+)", out).group(1))
+
+
+def test_recomputation_keeps_each_layer_input(tmp_path):
+    """Under a plan with recomputation (--recompute=on, built by
+    -dpc-recompute-layers) a GPT layer stores only its input, Korthikanti
+    et al.'s 2sbh bytes per layer with full recomputation (the residual
+    stream in bf16); without it the same layer stores 24sbh + 4as^2b."""
+    s, b, h, a = 64, 4, 128, 4
+    shape = dict(hidden=h, heads=a, sequence=s, batch=b, vocab=256)
+    kept = [_gpt_layer_bytes(tmp_path, n, "--recompute=on", **shape) for n in (2, 3)]
+    assert kept[1] - kept[0] == 2 * s * b * h
+    stored = [_gpt_layer_bytes(tmp_path, n, "--recompute=off", **shape) for n in (2, 3)]
+    assert stored[1] - stored[0] == 24 * s * b * h + 4 * a * s * s * b
 
 
 @pytest.mark.parametrize("hidden, heads, sequence, batch", [(128, 4, 64, 4), (256, 8, 128, 2)])

@@ -41,6 +41,7 @@ LAYOUTS = {
     "dp-tp-zero1": ["--mesh=2x2", "--dp=2", "--tp=2", "--pp=1", "--zero=1"],
     "pp": ["--mesh=2", "--dp=1", "--tp=1", "--pp=2", "--pipeline-schedule=1f1b"],
     "dp-pp": ["--mesh=2x2", "--dp=2", "--tp=1", "--pp=2", "--pipeline-schedule=gpipe"],
+    "dp-recompute": ["--mesh=2", "--dp=2", "--tp=1", "--pp=1", "--recompute=on"],
     "pp-interleaved": ["--mesh=2", "--dp=1", "--tp=1", "--pp=2",
                        "--pipeline-schedule=interleaved-1f1b", "--pipeline-chunks=2"],
 }
@@ -48,7 +49,7 @@ LAYOUTS = {
 MODEL_LAYOUTS = {
     "mlp": ["dp", "tp", "dp-tp-zero1", "pp", "dp-pp"],
     "transformer": ["dp-tp-zero1", "pp"],
-    "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp", "pp-interleaved"],
+    "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp", "pp-interleaved", "dp-recompute"],
     "resnet18": ["dp"],
 }
 # Steps compared, and the bound on parameters in norm, where not the above.

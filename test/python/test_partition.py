@@ -123,6 +123,30 @@ def test_a_split_mean_weights_ranks_by_their_kept_samples(steps, exported, tmp_p
     assert float(actual["loss"]) > 0
 
 
+@pytest.mark.parametrize("name, mesh, dp, tp", [("gpt", "2", 1, 2), ("transformer", "2", 2, 1),
+                                               ("gpt", "2x2", 2, 2)])
+def test_recomputation_equals_one_device(steps, exported, tmp_path, name, mesh, dp, tp):
+    """A plan with recomputation is built (-dpc-recompute-layers): the
+    backward pass keeps each layer's input and runs the forward's other ops
+    again (more contractions in the backward pass than without), and after
+    3 AdamW steps everything equals the single-device step (fp64)."""
+    inputs, hyper, (expected, losses) = reference(steps, exported, name, "fp64")
+    def partitioned(path, recompute):
+        r = subprocess.run([DPC_OPT, steps[name], "--mesh=" + mesh, "--dp=%d" % dp,
+                            "--tp=%d" % tp, "--pp=1", "--recompute=" + recompute, "--partition",
+                            "-o", path], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        text = open(path).read()
+        return len(re.findall(r"dpc\.matmul [^\n]*phase<backward>", text)), text
+    on, text = partitioned(str(tmp_path / "on.mlir"), "on")
+    off, _ = partitioned(str(tmp_path / "off.mlir"), "off")
+    assert "dpc.checkpoint" in text and "recompute = true" in text
+    assert on > off, (on, off)
+    actual, actual_losses = train(str(tmp_path / "on.mlir"), inputs, hyper, "fp64")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
+    assert_same(expected, actual, rtol=1e-8, atol=1e-12)
+
+
 def test_gradients_reduce_in_buckets(steps, exported, tmp_path):
     """Data-parallel gradient all-reduces are fused into 25 MiB buckets: the
     GPT's gradients, well under 25 MiB, take one all-reduce where
@@ -362,6 +386,12 @@ def test_pipeline_with_gradient_clipping(exported, tmp_path, name):
     r = subprocess.run([DPC_OPT, step, "--mesh=2x2", "--dp=2", "--tp=1", "--pp=2",
                         "--partition", "-o", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+    # Each stage updates its own parameters: between stages the optimizer
+    # sends only scalars (the squared norm's partial sum, the total, the
+    # clipping factor), never a gradient or a moment.
+    sends = [line for line in open(path) if "dpc.send" in line and "phase<optimizer>" in line]
+    assert all(line.rstrip().endswith(": tensor<f32>") for line in sends), sends
+    assert len(sends) <= 3, sends
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)

@@ -171,6 +171,13 @@ static llvm::cl::opt<std::string> pipelineSchedule(
                    "1f1b or interleaved-1f1b (default: the planner chooses)"),
     llvm::cl::value_desc("NAME"));
 
+static llvm::cl::opt<std::string> recomputeFlag(
+    "recompute", llvm::cl::cat(planCategory),
+    llvm::cl::desc("Fix the plan's recomputation: on (the backward pass "
+                   "keeps each layer's input and recomputes the rest) or off "
+                   "(default: the planner chooses)"),
+    llvm::cl::value_desc("on|off"));
+
 static llvm::cl::opt<int64_t> pipelineChunks(
     "pipeline-chunks", llvm::cl::cat(planCategory), llvm::cl::init(0),
     llvm::cl::desc("With --pipeline-schedule=interleaved-1f1b: model chunks "
@@ -300,6 +307,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.bucketCapMb = bucketCapMb;
   options.pipelineSchedule = pipelineSchedule;
   options.pipelineChunks = pipelineChunks;
+  options.recompute = recomputeFlag;
   options.gradCompression = gradCompression;
 }
 
@@ -421,11 +429,11 @@ int main(int argc, char **argv) {
     }
   for (const llvm::cl::Option *flag :
        {static_cast<const llvm::cl::Option *>(&pipelineSchedule),
-        static_cast<const llvm::cl::Option *>(&pipelineChunks)})
+        static_cast<const llvm::cl::Option *>(&pipelineChunks),
+        static_cast<const llvm::cl::Option *>(&recomputeFlag)})
     if (flag->getNumOccurrences() && meshShape.empty()) {
       llvm::errs() << "dpc-opt: --" << flag->ArgStr
-                   << " fixes the pipeline schedule of a plan and needs "
-                      "--mesh\n";
+                   << " fixes a choice of the plan and needs --mesh\n";
       return EXIT_FAILURE;
     }
   if (fixedZeroStage.getNumOccurrences() && meshShape.empty()) {

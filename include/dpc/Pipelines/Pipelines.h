@@ -81,6 +81,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
   Option<int64_t> zeroStage{
       *this, "zero", llvm::cl::init(-1),
       llvm::cl::desc("Fix the ZeRO stage 0-3 (-1: the planner chooses)")};
+  Option<std::string> recompute{
+      *this, "recompute",
+      llvm::cl::desc("Fix recomputation: on or off (empty: the planner "
+                     "chooses)")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Write the plan as JSON here")};
   Option<bool> printTable{*this, "print-table", llvm::cl::init(false),

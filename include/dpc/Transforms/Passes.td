@@ -215,6 +215,9 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
     Option<"chunks", "chunks", "int64_t", /*default=*/"0",
            "With interleaved-1f1b: model chunks per stage, 2 or 4 (0: the "
            "planner chooses)">,
+    Option<"recompute", "recompute", "std::string", /*default=*/"\"\"",
+           "Fix recomputation: on (keep each layer's input, recompute the "
+           "rest) or off (empty: the planner chooses)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",
@@ -262,6 +265,28 @@ def CompleteShardings : Pass<"dpc-complete-shardings", "ModuleOp"> {
     reduced (reduce-scattered under ZeRO-2/3), keeps optimizer state split
     over `dp` under ZeRO-1 and up and parameters under ZeRO-3. The cluster is
     the one `dpc.plan` names.
+  }];
+}
+
+def RecomputeLayers : Pass<"dpc-recompute-layers", "ModuleOp"> {
+  let summary = "Builds a plan's recomputation: the backward pass keeps "
+                "each layer's input and recomputes the rest";
+  let description = [{
+    A plan with recomputation (`dpc.plan`'s `recompute`) marks the forward
+    ops whose results the backward pass keeps (`dpc.checkpoint`: each
+    layer's input, Megatron-LM's full recomputation). Every other forward
+    value a backward op reads (one that depends on the batch) is computed
+    again: its op and the forward ops between it and the checkpoints are
+    cloned, marked backward, with the original's layout and stage, just
+    before the first backward op that needs them, so a layer is recomputed
+    right before its backward pass and its activations live only until
+    then. Values computed once per step from parameters and constants
+    alone (a weight's cast) and ops with side effects stay stored. The
+    clones compute bit for bit what the originals did (dropout draws its
+    mask from its seed and offset).
+
+    Runs after `-dpc-insert-reshards` (the reshards inside a layer are
+    recomputed with it); does nothing for a plan without recomputation.
   }];
 }
 

@@ -158,6 +158,43 @@ void placeSumsWithTheirTerms(func::FuncOp entry) {
   }
 }
 
+/// Places each scalar computed outside the micro-batches (a clipping
+/// factor's casts, the optimizer's bias corrections) on the stage of its
+/// readers when they all run on one stage: the scalar it is computed from
+/// crosses once instead of one derived scalar per reader. Sums placed with
+/// their terms stay.
+void placeScalarsWithTheirReaders(func::FuncOp entry, int64_t stages) {
+  DenseMap<Operation *, int64_t> positions = getStages(entry);
+  Block &body = entry.getBody().front();
+  for (Operation &op : llvm::reverse(body.without_terminator())) {
+    if (op.hasAttr(kMicroBatchAttr) || isScalarSum(&op) || !isPure(&op) ||
+        op.getNumResults() == 0 || positions[&op] == kEveryStage ||
+        !llvm::all_of(op.getResultTypes(), [](Type type) {
+          auto shaped = dyn_cast<ShapedType>(type);
+          return shaped && shaped.hasRank() && shaped.getRank() == 0;
+        }))
+      continue;
+    std::optional<int64_t> reader;
+    bool oneStage = true;
+    for (Operation *user : op.getUsers()) {
+      auto it = positions.find(user);
+      if (it == positions.end() || it->second == kEveryStage) {
+        oneStage = false;
+        break;
+      }
+      if (reader && *reader % stages != it->second % stages)
+        oneStage = false;
+      reader = reader ? std::min(*reader, it->second) : it->second;
+    }
+    if (!oneStage || !reader || *reader % stages == positions[&op] % stages)
+      continue;
+    positions[&op] = *reader;
+    op.setAttr(
+        DpcDialect::kStageAttrName,
+        IntegerAttr::get(IntegerType::get(op.getContext(), 64), *reader));
+  }
+}
+
 /// One unit of work: the forward or backward of a micro-batch on a chunk.
 struct Unit {
   bool backward;
@@ -417,6 +454,7 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
 
   inlineCalls(entry, module);
   placeSumsWithTheirTerms(entry);
+  placeScalarsWithTheirReaders(entry, *stages);
   // Each op's pipeline position, and the stage that runs it.
   DenseMap<Operation *, int64_t> stageOf = getStages(entry);
   auto deviceOf = [&](int64_t position) {

@@ -218,3 +218,11 @@ LayerSegmentation::LayerSegmentation(const TrainingGraph &graph) {
     start += period * repeats;
   }
 }
+
+SmallVector<bool> LayerSegmentation::getCheckpointedSegments() const {
+  SmallVector<bool> checkpointed(segments.size(), true);
+  for (const Region &region : regions)
+    for (unsigned i = region.first; i < region.getEnd(); ++i)
+      checkpointed[i] = (i - region.first + 1) % region.period == 0;
+  return checkpointed;
+}

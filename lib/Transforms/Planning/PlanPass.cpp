@@ -60,6 +60,11 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
                           : " needs --pipeline-schedule=interleaved-1f1b");
       return signalPassFailure();
     }
+    if (!recompute.empty() && recompute != "on" && recompute != "off") {
+      emitError(module.getLoc(), "--recompute=")
+          << recompute << " is not on or off";
+      return signalPassFailure();
+    }
     if (!(memoryLimit >= 0) || std::isinf(memoryLimit.getValue())) {
       emitError(module.getLoc(), "--memory-limit=")
           << llvm::formatv("{0}", double(memoryLimit))
@@ -82,6 +87,8 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       options.zeroStage = int(zeroStage);
     options.schedule = fixedSchedule;
     options.chunks = chunks;
+    if (!recompute.empty())
+      options.recompute = recompute == "on";
     auto use = [&](const Plan &plan, const TrainingGraph &graph,
                    const LayerSegmentation &segmentation,
                    const PlanContext &context) -> LogicalResult {

@@ -368,6 +368,19 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       stage = getStageOf(plan, segment);
     stageOf[op] = stage.value_or(0);
   }
+  // Under recomputation the backward pass keeps each layer's input: the
+  // output of a repeated layer's last segment, of every other segment.
+  for (Operation *op : graph.getForwardOps())
+    op->removeAttr(DpcDialect::kCheckpointAttrName);
+  if (plan.recompute) {
+    for (auto [segment, keep] :
+         llvm::zip_equal(segmentation.getSegments(),
+                         segmentation.getCheckpointedSegments()))
+      if (Operation *def =
+              segment.output ? segment.output.getDefiningOp() : nullptr;
+          keep && def)
+        def->setAttr(DpcDialect::kCheckpointAttrName, builder.getUnitAttr());
+  }
   for (Operation *op : graph.getForwardOps()) {
     Operation *rep = segmentation.getRepresentative(op);
     if (auto it = plan.results.find(rep); it != plan.results.end()) {

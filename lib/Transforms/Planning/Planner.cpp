@@ -88,10 +88,7 @@ public:
     // Recomputation checkpoints each layer's input (Megatron-LM's full
     // recomputation): a repeated layer of several segments keeps only the
     // output of its last.
-    checkpointed.assign(segmentation.getSegments().size(), true);
-    for (const LayerSegmentation::Region &region : segmentation.getRegions())
-      for (unsigned i = region.first; i < region.getEnd(); ++i)
-        checkpointed[i] = (i - region.first + 1) % region.period == 0;
+    checkpointed = segmentation.getCheckpointedSegments();
   }
 
   FailureOr<Plan> run(std::string &error);
@@ -344,10 +341,42 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     result.peakStage = loose.peakStage;
     return result;
   }
+  // The ranges of each stage under a split into positions.
+  auto stagesOf = [&](ArrayRef<unsigned> ends) {
+    SmallVector<SmallVector<SegmentRange, 1>> ranges(p);
+    for (auto [position, end] : llvm::enumerate(ends))
+      ranges[position % p].push_back({position ? ends[position - 1] : 0u, end});
+    return ranges;
+  };
+  auto slowestOf = [&](ArrayRef<SmallVector<SegmentRange, 1>> ranges) {
+    double slowest = 0.0;
+    for (ArrayRef<SegmentRange> stage : ranges) {
+      double time = 0.0;
+      for (SegmentRange range : stage) {
+        time += sends[range.end - 1];
+        for (unsigned i = range.first; i < range.end; ++i)
+          time += times[i];
+      }
+      slowest = std::max(slowest, time);
+    }
+    return slowest;
+  };
+  SmallVector<SmallVector<SegmentRange, 1>> ranges = stagesOf(*partition);
+  // Interleaved, a stage's time is the sum of its chunks': equal chunks
+  // may balance the stages better than the split that bounds the slowest
+  // chunk.
+  if (chunks > 1) {
+    SmallVector<SmallVector<SegmentRange, 1>> even =
+        stagesOf(splitEvenly(times, positions));
+    bool fits = llvm::all_of(llvm::seq<int64_t>(0, p), [&](int64_t stage) {
+      return memoryOf(even[stage], stage).getTotal() <= limit;
+    });
+    if (fits && slowestOf(even) < slowestOf(ranges))
+      ranges = std::move(even);
+  }
   result.stages.resize(p);
-  for (auto [position, end] : llvm::enumerate(*partition))
-    result.stages[position % p].chunks.push_back(
-        {position ? (*partition)[position - 1] : 0u, end});
+  for (auto [stage, plan] : llvm::enumerate(result.stages))
+    plan.chunks = ranges[stage];
 
   // The stages of the partition found.
   double slowest = 0.0;

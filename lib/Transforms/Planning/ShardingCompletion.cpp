@@ -82,7 +82,7 @@ private:
     double computeTime = 0.0;
   };
   void choose(Operation *op);
-  /// The stage that already holds the most operands (the earliest of
+  /// The stage that already holds the most operand bytes (the earliest of
   /// equals): a backward op runs where the forward values it reads are,
   /// and a gradient crosses to the stage before. Ops on constants and
   /// hyperparameters alone run on every stage (none).
@@ -281,16 +281,19 @@ void Completion::choose(Operation *op) {
 
 std::optional<int64_t> Completion::pickStage(Operation *op) const {
   std::optional<int64_t> stage;
-  llvm::SmallDenseMap<int64_t, int> held;
+  // Bytes of the operands each stage holds: the op runs where the least
+  // has to be sent (a gradient's clipping runs with the gradient, not with
+  // the scalar factor).
+  llvm::SmallDenseMap<int64_t, double> held;
   for (Value operand : op->getOperands())
     if (!isConstant(operand))
       if (auto it = stages.find(operand); it != stages.end())
         for (int64_t s : it->second)
-          ++held[s];
-  // Among stages that hold as many operands, the earliest.
-  for (auto [s, count] : held)
-    if (!stage || count > held.lookup(*stage) ||
-        (count == held.lookup(*stage) && s < *stage))
+          held[s] += getSizeInBytes(operand.getType());
+  // Among stages that hold as many bytes, the earliest.
+  for (auto [s, bytes] : held)
+    if (!stage || bytes > held.lookup(*stage) ||
+        (bytes == held.lookup(*stage) && s < *stage))
       stage = s;
   return stage;
 }

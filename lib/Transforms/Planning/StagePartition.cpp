@@ -22,6 +22,29 @@ double mlir::dpc::getSlowestStageTime(ArrayRef<double> times,
   return slowest;
 }
 
+SmallVector<unsigned> mlir::dpc::splitEvenly(ArrayRef<double> times,
+                                             unsigned parts) {
+  unsigned n = times.size();
+  SmallVector<double> prefix(n + 1, 0.0);
+  for (unsigned i = 0; i < n; ++i)
+    prefix[i + 1] = prefix[i] + times[i];
+  SmallVector<unsigned> ends;
+  unsigned last = 0;
+  for (unsigned k = 0; k + 1 < parts; ++k) {
+    double target = prefix[n] * (k + 1) / parts;
+    // At least one segment here and one for each later range.
+    unsigned end = last + 1, latest = n - (parts - k - 1);
+    while (end < latest && prefix[end] < target)
+      ++end;
+    if (end > last + 1 && target - prefix[end - 1] < prefix[end] - target)
+      --end;
+    ends.push_back(end);
+    last = end;
+  }
+  ends.push_back(n);
+  return ends;
+}
+
 namespace {
 /// Buffers of the exact fill, kept across the bisection's calls.
 struct ReachBuffers {

@@ -37,6 +37,10 @@ public:
 
   ArrayRef<Segment> getSegments() const { return segments; }
   ArrayRef<Region> getRegions() const { return regions; }
+  /// Per segment, whether recomputation keeps its output (Megatron-LM's
+  /// full recomputation keeps each layer's input): the last segment of each
+  /// repeat of a repeated layer, and every segment outside repeats.
+  SmallVector<bool> getCheckpointedSegments() const;
   /// Ops derived from constants alone (a causal mask): in no segment.
   ArrayRef<Operation *> getGlobalOps() const { return globalOps; }
   /// Segment of a forward op, or -1 for constants and global ops.

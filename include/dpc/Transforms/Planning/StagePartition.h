@@ -38,6 +38,13 @@ std::optional<SmallVector<unsigned>> partitionStages(ArrayRef<double> times,
                                                      unsigned stages,
                                                      StageFitsFn fits);
 
+/// The split of `times` into `parts` non-empty contiguous ranges whose
+/// boundaries lie nearest to equal shares of the total time. Under an
+/// interleaved schedule a stage runs several ranges, so its time is a sum:
+/// ranges of equal time balance the stages where the split that only
+/// bounds the slowest range may not.
+SmallVector<unsigned> splitEvenly(ArrayRef<double> times, unsigned parts);
+
 /// The slowest stage's time of the split `ends`.
 double getSlowestStageTime(ArrayRef<double> times, ArrayRef<double> sends,
                            ArrayRef<unsigned> ends);

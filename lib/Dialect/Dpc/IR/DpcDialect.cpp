@@ -178,6 +178,12 @@ LogicalResult DpcDialect::verifyOperationAttribute(Operation *op,
              << "optimizer)";
     return success();
   }
+  if (name == kCheckpointAttrName) {
+    if (!isa<UnitAttr>(value) || op->getNumResults() == 0)
+      return op->emitOpError("'")
+             << name << "' is a unit attribute of an op with results";
+    return success();
+  }
   if (name == kPartitionedAttrName) {
     if (!isa<FunctionOpInterface>(op) || !isa<UnitAttr>(value))
       return op->emitOpError("'")

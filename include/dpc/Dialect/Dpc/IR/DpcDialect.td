@@ -76,6 +76,11 @@ def Dpc_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kStageAttrName = "dpc.stage";
     /// Op attribute: the part of the training step (#dpc.phase).
     static constexpr ::llvm::StringLiteral kPhaseAttrName = "dpc.phase";
+    /// Op attribute of a plan with recomputation (a unit attribute on a
+    /// forward op): its results are kept for the backward pass, which
+    /// recomputes the rest of the forward values it reads from them.
+    static constexpr ::llvm::StringLiteral kCheckpointAttrName =
+        "dpc.checkpoint";
     /// Attribute of @train_step: the learning rate fed without a schedule.
     static constexpr ::llvm::StringLiteral kDefaultLrAttrName =
         "dpc.default_lr";
