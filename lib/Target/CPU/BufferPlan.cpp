@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -144,6 +145,18 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
     plan.offsets[interval.value] = offset;
     plan.arenaBytes = std::max(plan.arenaBytes, offset + bytes);
     placed.push_back(&interval);
+  }
+  // Bytes alive at each op: starts add, ends (after the op) subtract.
+  std::map<int64_t, int64_t> change;
+  for (const Interval &interval : ordered) {
+    int64_t bytes = (interval.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    change[interval.start] += bytes;
+    change[interval.end + 1] -= bytes;
+  }
+  int64_t alive = 0;
+  for (auto [at, delta] : change) {
+    alive += delta;
+    plan.liveBytes = std::max(plan.liveBytes, alive);
   }
   return plan;
 }

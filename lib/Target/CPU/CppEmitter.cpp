@@ -1032,6 +1032,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   info.symbol = symbol;
   info.arenaBytes = plan.arenaBytes;
   info.unsharedBytes = plan.unsharedBytes;
+  info.liveBytes = plan.liveBytes;
 
   Block &block = func.getBody().front();
   os << "extern \"C\" int32_t " << symbol

@@ -337,8 +337,9 @@ LogicalResult mlir::dpc::writeCpuSource(ModuleOp module, raw_ostream &os,
                               groups, os, info, target)))
       return failure();
     os << "// " << info.symbol << ": arena " << info.arenaBytes << " bytes ("
-       << info.unsharedBytes << " without reuse), " << info.loops << " loops, "
-       << info.fusedOps << " ops fused\n";
+       << info.liveBytes << " alive at most, " << info.unsharedBytes
+       << " without reuse), " << info.loops << " loops, " << info.fusedOps
+       << " ops fused\n";
   }
   return success();
 }
@@ -397,6 +398,7 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
                      {"ranks", std::move(ranks)},
                      {"arena_bytes", info.arenaBytes},
                      {"unshared_arena_bytes", info.unsharedBytes},
+                     {"live_arena_bytes", info.liveBytes},
                      {"loops", info.loops},
                      {"fused_ops", info.fusedOps},
                      {"results", std::move(results)}});

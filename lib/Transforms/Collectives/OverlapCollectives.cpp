@@ -33,6 +33,7 @@ struct OverlapCollectivesPass
 
   void overlapBlock(Block &block) {
     sinkConsumers(block);
+    sinkRecomputation(block);
     SmallVector<Operation *> collectives;
     for (Operation &op : block)
       if (isCommunicating(&op) && !op.hasAttr("async"))

@@ -19,6 +19,15 @@ bool isCommunicating(Operation *op);
 /// comes as late as it can.
 void sinkConsumers(Block &block);
 
+/// Moves each pure backward op of `block` that reads no gradient (a
+/// forward value recomputed for the backward pass, a transpose of an
+/// activation for a weight gradient) to just before its first reader.
+/// Sinking the consumers of collectives moves the whole gradient chain
+/// (it reads the loss normalizer's all-reduce) late: without this, every
+/// layer's recomputation would be left ahead of the whole backward pass,
+/// its activations alive all through it.
+void sinkRecomputation(Block &block);
+
 /// The first op of `block` that reads `value` (itself or through an op
 /// nested in it), or null.
 Operation *getFirstReader(Block &block, Value value);

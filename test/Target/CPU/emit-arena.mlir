@@ -24,4 +24,4 @@ func.func @train_step(%x: tensor<16x16xf32>) -> tensor<128xf32> {
   // CHECK: std::memcpy(results[0], [[S]], 512);
   return %s : tensor<128xf32>
 }
-// CHECK: // dpc_program_0: arena 2048 bytes (3072 without reuse)
+// CHECK: // dpc_program_0: arena 2048 bytes (2048 alive at most, 3072 without reuse)

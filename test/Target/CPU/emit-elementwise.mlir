@@ -32,4 +32,4 @@ func.func @train_step(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>,
   // CHECK-NOT: std::memcpy
   return %r : tensor<4x16xf32>
 }
-// CHECK: // dpc_program_0: arena 256 bytes (256 without reuse), 1 loops, 2 ops fused
+// CHECK: // dpc_program_0: arena 256 bytes (256 alive at most, 256 without reuse), 1 loops, 2 ops fused

@@ -35,6 +35,9 @@ struct BufferPlan {
   /// The sum of every buffer's size: what the arena would be without
   /// reuse.
   int64_t unsharedBytes = 0;
+  /// The most bytes alive at one op: what a placement without gaps would
+  /// need (the arena is this plus what first fit leaves between buffers).
+  int64_t liveBytes = 0;
 
   /// The value whose storage holds `value` (itself if not an alias).
   Value getStorage(Value value) const;

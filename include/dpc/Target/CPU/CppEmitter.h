@@ -48,6 +48,8 @@ struct EmittedProgram {
   int64_t arenaBytes = 0;
   /// The arena without reuse between values.
   int64_t unsharedBytes = 0;
+  /// The most bytes alive at one op (the arena without gaps).
+  int64_t liveBytes = 0;
   /// Ops generated as loops, of which fused into a consumer's loop.
   int64_t loops = 0, fusedOps = 0;
 };
