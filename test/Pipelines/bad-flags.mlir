@@ -30,6 +30,11 @@
 // RUN: not dpc-opt %s --train --mesh=2 --pp=2 --pipeline-schedule=interleaved-1f1b --pipeline-chunks=3 2>&1 | FileCheck %s --check-prefix=CHUNKS
 // RUN: not dpc-opt %s --train --mesh=2 --pp=2 --pipeline-chunks=2 2>&1 | FileCheck %s --check-prefix=CHUNKS-ALONE
 // RUN: not dpc-opt %s --train --mesh=2 --recompute=yes 2>&1 | FileCheck %s --check-prefix=RECOMPUTE
+// RUN: not dpc-opt %s --train --label=target 2>&1 | FileCheck %s --check-prefix=LABEL
+// RUN: not dpc-opt %s --emit=elf 2>&1 | FileCheck %s --check-prefix=EMIT
+// RUN: not dpc-opt %s --train --mesh=2 --plan-only --plan-report=%t.missing/plan.json 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: not dpc-opt %s --train --mesh=2 --cluster=tpu-v9 2>&1 | FileCheck %s --check-prefix=CLUSTER
+// RUN: not dpc-opt %s --train --mesh=2 --tp=-1 2>&1 | FileCheck %s --check-prefix=TP
 // RUN: not dpc-opt %s --train --recompute=on 2>&1 | FileCheck %s --check-prefix=RECOMPUTE-NO-MESH
 
 // ZERO: error: --zero=4 is not a ZeRO stage: 0, 1, 2 or 3 (-1: the planner chooses)
@@ -46,6 +51,11 @@
 // CHUNKS: error: --pipeline-chunks=3 is not 2 or 4 (0: the planner chooses)
 // CHUNKS-ALONE: error: --pipeline-chunks=2 needs --pipeline-schedule=interleaved-1f1b
 // RECOMPUTE: error: --recompute=yes is not on or off
+// LABEL: dpc-opt: --label names the input of an appended loss; with the model's own loss (--loss=from-model) there is none
+// EMIT: dpc-opt: --emit=elf is not a kind dpc-opt writes (mlir, shard-mlir, cpu, cpu-source, cuda or cuda-source)
+// REPORT: error: cannot write the plan report: cannot open output file '{{.*}}.missing/plan.json'
+// CLUSTER: error: unknown cluster 'tpu-v9' (expected a preset: h100-sxm, a100-80gb, v100-16gb-25gbps, h200, cpu-host; or a FILE.json)
+// TP: error: --tp=-1 is outside [0, 2^31] (0: the planner chooses)
 // RECOMPUTE-NO-MESH: dpc-opt: --recompute fixes a choice of the plan and needs --mesh
 
 // LR-NAN: bad-flags.mlir:[[@LINE+16]]:1: error: --lr=nan is outside [0, inf)

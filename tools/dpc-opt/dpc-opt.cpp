@@ -268,6 +268,12 @@ static LogicalResult readTrainFlags(mlir::dpc::TrainPipelineOptions &options) {
                  << " is not fp32, bf16 or fp16\n";
     return failure();
   }
+  if (labelName.getNumOccurrences() && lossKind == "from-model") {
+    llvm::errs() << "dpc-opt: --label names the input of an appended loss; "
+                    "with the model's own loss (--loss=from-model) there is "
+                    "none\n";
+    return failure();
+  }
   options.loss = lossKind;
   options.lossOutput = lossOutput;
   options.label = labelName;

@@ -42,6 +42,19 @@ LogicalResult AppendLossPass::append(func::FuncOp forward) {
   if (kind != "cross-entropy" && kind != "mse")
     return forward.emitError("unknown loss '")
            << kind << "'; use cross-entropy, mse or from-model";
+  // The label becomes an input of its own: feeding it must not be
+  // ambiguous.
+  if (label.empty())
+    return forward.emitError("--label must name the label input the loss "
+                             "reads");
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    for (StringRef role :
+         {DpcDialect::kInputAttrName, DpcDialect::kParamAttrName})
+      if (auto name = forward.getArgAttrOfType<StringAttr>(i, role);
+          name && name.getValue() == label)
+        return forward.emitError("--label=")
+               << label << " names argument " << i
+               << " of the model already; the label needs a name of its own";
   std::optional<unsigned> index;
   for (unsigned i = 0; i < forward.getNumResults(); ++i) {
     auto name =

@@ -1,6 +1,15 @@
 // RUN: dpc-opt %s -split-input-file -verify-diagnostics -dpc-append-loss | FileCheck %s --check-prefix=CE
 // RUN: dpc-opt %s -split-input-file -verify-diagnostics -dpc-append-loss="kind=mse label=target" | FileCheck %s --check-prefix=MSE
 // RUN: not dpc-opt %s -split-input-file -dpc-append-loss="kind=hinge" 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// RUN: not dpc-opt %s -split-input-file -dpc-append-loss="label=x" 2>&1 | FileCheck %s --check-prefix=TAKEN
+// RUN: not dpc-opt %s -split-input-file -dpc-append-loss="label=w" 2>&1 | FileCheck %s --check-prefix=TAKEN-PARAM
+// RUN: not dpc-opt %s -split-input-file -dpc-append-loss="label=" 2>&1 | FileCheck %s --check-prefix=EMPTY
+
+// The label is a new input: a name the model already uses, or none, would
+// make feeding it ambiguous.
+// TAKEN: error: --label=x names argument 0 of the model already; the label needs a name of its own
+// TAKEN-PARAM: error: --label=w names argument 1 of the model already; the label needs a name of its own
+// EMPTY: error: --label must name the label input the loss reads
 
 // Cross-entropy reads the logits (classes on dimension 1) against a new
 // i64 label input; mean over the labels that are not ignore_index.
