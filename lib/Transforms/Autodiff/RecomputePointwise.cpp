@@ -10,11 +10,10 @@
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
+#include "dpc/Transforms/Autodiff/CloneIntoBackward.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
@@ -103,44 +102,9 @@ static void recomputeIn(func::FuncOp func) {
   if (candidates.empty())
     return;
 
-  // Each clone goes before the first backward op that needs it, directly
-  // or through another clone.
-  llvm::DenseMap<Operation *, Operation *> insertBefore;
-  std::function<void(Value, Operation *)> need = [&](Value value,
-                                                     Operation *reader) {
-    Operation *def = value.getDefiningOp();
-    Operation *&at = insertBefore[def];
-    if (at && at->isBeforeInBlock(reader))
-      return;
-    at = reader;
-    for (Value operand : def->getOperands())
-      if (recomputed.contains(operand))
-        need(operand, reader);
-  };
-  for (Operation &op : block)
-    if (isBackward(&op))
-      for (Value operand : op.getOperands())
-        if (recomputed.contains(operand))
-          need(operand, &op);
-
-  auto backward = PhaseAttr::get(func.getContext(), Phase::backward);
-  IRMapping clones;
-  llvm::DenseSet<Operation *> cloneOps;
-  OpBuilder builder(func.getContext());
-  for (Operation *op : candidates) {
-    Operation *at = insertBefore.lookup(op);
-    if (!at)
-      continue;
-    builder.setInsertionPoint(at);
-    Operation *clone = builder.clone(*op, clones);
-    clone->setAttr(DpcDialect::kPhaseAttrName, backward);
-    cloneOps.insert(clone);
-    for (auto [original, copy] :
-         llvm::zip(op->getResults(), clone->getResults()))
-      original.replaceUsesWithIf(copy, [&](OpOperand &use) {
-        return isBackward(use.getOwner()) && !cloneOps.contains(use.getOwner());
-      });
-  }
+  cloneIntoBackward(block, candidates, [&](Operation *op) {
+    return op->getNumResults() && recomputed.contains(op->getResult(0));
+  });
 }
 
 namespace {

@@ -8,11 +8,10 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Transforms/Autodiff/CloneIntoBackward.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Builders.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -55,46 +54,8 @@ static void recomputeIn(func::FuncOp func) {
     candidates.push_back(&op);
   }
 
-  // Each clone goes before the first backward op that needs it, directly
-  // or through another clone.
-  llvm::DenseMap<Operation *, Operation *> insertBefore;
-  std::function<void(Operation *, Operation *)> need = [&](Operation *def,
-                                                           Operation *reader) {
-    Operation *&at = insertBefore[def];
-    if (at && at->isBeforeInBlock(reader))
-      return;
-    at = reader;
-    for (Value operand : def->getOperands())
-      if (Operation *operandDef = operand.getDefiningOp();
-          operandDef && recomputed.contains(operandDef))
-        need(operandDef, reader);
-  };
-  for (Operation &op : block)
-    if (hasPhase(&op, Phase::backward))
-      for (Value operand : op.getOperands())
-        if (Operation *def = operand.getDefiningOp();
-            def && recomputed.contains(def))
-          need(def, &op);
-
-  auto backward = PhaseAttr::get(func.getContext(), Phase::backward);
-  IRMapping clones;
-  llvm::DenseSet<Operation *> cloneOps;
-  OpBuilder builder(func.getContext());
-  for (Operation *op : candidates) {
-    Operation *at = insertBefore.lookup(op);
-    if (!at)
-      continue;
-    builder.setInsertionPoint(at);
-    Operation *clone = builder.clone(*op, clones);
-    clone->setAttr(DpcDialect::kPhaseAttrName, backward);
-    cloneOps.insert(clone);
-    for (auto [original, copy] :
-         llvm::zip(op->getResults(), clone->getResults()))
-      original.replaceUsesWithIf(copy, [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        return hasPhase(user, Phase::backward) && !cloneOps.contains(user);
-      });
-  }
+  cloneIntoBackward(block, candidates,
+                    [&](Operation *op) { return recomputed.contains(op); });
 }
 
 namespace {
