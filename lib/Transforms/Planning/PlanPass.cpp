@@ -89,6 +89,9 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.chunks = chunks;
     if (!recompute.empty())
       options.recompute = recompute == "on";
+    // A plan written onto the IR is built as it stands: the partition runs
+    // the step's micro-batches, so the plan may not price others.
+    options.stepMicroBatching = annotate;
     auto use = [&](const Plan &plan, const TrainingGraph &graph,
                    const LayerSegmentation &segmentation,
                    const PlanContext &context) -> LogicalResult {

@@ -146,7 +146,17 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
   if (plan.chunks > 1)
     os << " (" << plan.chunks << " chunks)";
   os << ", recomputation " << (plan.recompute ? "on" : "off") << ", ZeRO-"
-     << plan.zeroStage << "\n\n";
+     << plan.zeroStage << "\n";
+  // Free micro-batching (--plan-only) is advice: the partition runs the
+  // step's own micro-batches.
+  if (plan.microBatches != graph.getStepMicroBatches())
+    os << "(the step runs " << graph.getStepMicroBatches()
+       << " micro-batch(es) of " << graph.getBatchSize()
+       << " samples; to build this plan, export the model with a batch of "
+       << plan.microBatchSize * plan.dataParallel
+       << " and build the step with --micro-batches=" << plan.microBatches
+       << ")\n";
+  os << "\n";
 
   os << "layer groups (one repeat on each device of its stage: times per "
         "micro-batch, forward + backward; model state after ZeRO; "
@@ -265,6 +275,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
       {"pp", plan.pipelineParallel},
       {"micro_batch_size", plan.microBatchSize},
       {"micro_batches", plan.microBatches},
+      {"step_micro_batches", graph.getStepMicroBatches()},
       {"schedule", stringifyPipelineSchedule(plan.schedule)},
       {"chunks", plan.chunks},
       {"recompute", plan.recompute},

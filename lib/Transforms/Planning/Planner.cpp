@@ -531,11 +531,10 @@ FailureOr<Plan> Search::run(std::string &error) {
         // the whole replica batch): larger ones only add memory to ops
         // that scale linearly with the batch.
         bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
-        if (options.microBatchSize > 0
-                ? microBatch != options.microBatchSize
-                : stepMicroBatches > 1 ? microBatches != stepMicroBatches
-                                       : microBatch > 64 ||
-                                             (!powerOfTwo && microBatches > 1))
+        if (options.microBatchSize > 0 ? microBatch != options.microBatchSize
+            : stepMicroBatches > 1 || options.stepMicroBatching
+                ? microBatches != stepMicroBatches
+                : microBatch > 64 || (!powerOfTwo && microBatches > 1))
           continue;
         ShardingSpace space(graph, segmentation, mesh, microBatch,
                             backwardFactor, options.exposedTensorComm,

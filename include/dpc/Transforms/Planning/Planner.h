@@ -47,6 +47,10 @@ struct PlannerOptions {
   /// chunks (0: free), recomputation and ZeRO stage. The user may fix the
   /// schedule alone.
   int64_t microBatchSize = 0;
+  /// The plan will be built: its micro-batches are the step's own (K for a
+  /// step built with --micro-batches=K, else one: the step's batch). Free
+  /// otherwise, as advice on how to build the step.
+  bool stepMicroBatching = false;
   std::optional<PipelineSchedule> schedule;
   int64_t chunks = 0;
   std::optional<bool> recompute;
