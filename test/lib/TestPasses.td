@@ -26,6 +26,22 @@ def TestOpCost : Pass<"test-dpc-op-cost"> {
   }];
 }
 
+def TestCommunicationVolume
+    : Pass<"test-dpc-communication-volume", "::mlir::ModuleOp"> {
+  let summary = "Annotates each program of a partitioned module with the "
+                "bytes a rank sends per step";
+  let description = [{
+    Writes onto each program (a partitioned function no other calls: the
+    step, or each pipeline stage's step) the bytes one of its ranks sends
+    in a run of it, by the plan's axis that carries them, as the cost model
+    counts a collective (getSentBytes), rounded to whole bytes:
+
+    ```mlir
+    func.func @train_step(...) attributes {dpc.sent_bytes = {dp = 3328 : i64, pp = 0 : i64, tp = 128 : i64}, ...}
+    ```
+  }];
+}
+
 def TestShardingRules : Pass<"test-dpc-sharding-rules"> {
   let summary = "Annotates every op with its sharding rule";
   let description = [{

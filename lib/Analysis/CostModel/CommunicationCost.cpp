@@ -49,6 +49,15 @@ mlir::dpc::stringifyCollectiveAlgorithm(CollectiveAlgorithm algorithm) {
   llvm_unreachable("unknown collective algorithm");
 }
 
+double mlir::dpc::getSentBytes(CollectiveKind kind, double bytes, int64_t n) {
+  if (kind == CollectiveKind::SendRecv)
+    return bytes;
+  if (n <= 1)
+    return 0.0;
+  double share = double(n - 1) / double(n) * bytes;
+  return kind == CollectiveKind::AllReduce ? 2.0 * share : share;
+}
+
 /// Ring (and, with the same bytes per link, direct): n-1 steps.
 static double ringTime(CollectiveKind kind, double bytes, double n, double a,
                        double b) {

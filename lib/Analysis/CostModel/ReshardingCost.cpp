@@ -16,6 +16,7 @@ StageMesh::StageMesh(int64_t stages, int64_t dataParallel,
   stageGroup.size = std::min<int64_t>(stageGroup.size, 2);
   dataGroup = getGroupPlacement(mesh, {1}, cluster);
   tensorGroup = getGroupPlacement(mesh, {2}, cluster);
+  stageDevices = getGroupPlacement(mesh, {1, 2}, cluster);
 }
 
 int64_t TensorSharding::getSplitDim(StageAxis axis) const {
@@ -62,11 +63,12 @@ std::string TensorSharding::str() const {
   return text + "]";
 }
 
-double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
-                                    const TensorSharding &to,
-                                    const StageMesh &mesh, StageAxis axis) {
+std::optional<ReshardingCollective>
+mlir::dpc::getReshardingCollective(double bytes, const TensorSharding &from,
+                                   const TensorSharding &to,
+                                   const StageMesh &mesh, StageAxis axis) {
   if (mesh.getAxisSize(axis) == 1)
-    return 0.0;
+    return std::nullopt;
   StageAxis other = axis == kDataAxis ? kTensorAxis : kDataAxis;
   // Bytes one device holds when `axis` does not split the tensor.
   auto localWithout = [&](const TensorSharding &sharding) {
@@ -74,27 +76,45 @@ double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
                                             : bytes;
   };
   int64_t fromDim = from.getSplitDim(axis), toDim = to.getSplitDim(axis);
-  CollectiveKind kind;
-  double collectiveBytes;
   if (from.partial & axis) {
     if (to.partial & axis)
-      return 0.0;
-    kind = toDim >= 0 ? CollectiveKind::ReduceScatter
-                      : CollectiveKind::AllReduce;
-    collectiveBytes = localWithout(from);
-  } else if (fromDim == toDim || fromDim < 0) {
-    // Unchanged, or a slice of a replicated tensor.
-    return 0.0;
-  } else if (toDim < 0) {
-    kind = CollectiveKind::AllGather;
-    collectiveBytes = localWithout(to);
-  } else {
-    kind = CollectiveKind::AllToAll;
-    collectiveBytes = localWithout(from) / mesh.getAxisSize(axis);
+      return std::nullopt;
+    return ReshardingCollective{toDim >= 0 ? CollectiveKind::ReduceScatter
+                                           : CollectiveKind::AllReduce,
+                                localWithout(from)};
   }
-  return getBestCollective(kind, collectiveBytes, mesh.getGroup(axis),
-                           mesh.getCluster())
+  // Unchanged, or a slice of a replicated tensor.
+  if (fromDim == toDim || fromDim < 0)
+    return std::nullopt;
+  if (toDim < 0)
+    return ReshardingCollective{CollectiveKind::AllGather, localWithout(to)};
+  return ReshardingCollective{CollectiveKind::AllToAll,
+                              localWithout(from) / mesh.getAxisSize(axis)};
+}
+
+double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,
+                                    const TensorSharding &to,
+                                    const StageMesh &mesh, StageAxis axis) {
+  std::optional<ReshardingCollective> collective =
+      getReshardingCollective(bytes, from, to, mesh, axis);
+  if (!collective)
+    return 0.0;
+  return getBestCollective(collective->kind, collective->bytes,
+                           mesh.getGroup(axis), mesh.getCluster())
       .time;
+}
+
+double mlir::dpc::getReshardingSentBytes(double bytes,
+                                         const TensorSharding &from,
+                                         const TensorSharding &to,
+                                         const StageMesh &mesh,
+                                         StageAxis axis) {
+  std::optional<ReshardingCollective> collective =
+      getReshardingCollective(bytes, from, to, mesh, axis);
+  if (!collective)
+    return 0.0;
+  return getSentBytes(collective->kind, collective->bytes,
+                      mesh.getAxisSize(axis));
 }
 
 double mlir::dpc::getReshardingTime(double bytes, const TensorSharding &from,

@@ -274,6 +274,7 @@ struct TopologyAwareCollectivesPass
     for (Operation *made : {scattered.getOperation(), reduced.getOperation(),
                             gathered.getOperation()}) {
       PricedCollective(made).annotate(made, cluster);
+      made->setAttr(DpcDialect::kHierarchicalAttrName, op.getAxesAttr());
       for (StringRef name :
            {DpcDialect::kStageAttrName, DpcDialect::kPhaseAttrName})
         if (Attribute attr = op->getAttr(name))

@@ -261,7 +261,11 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
         {"compute_s", stage.computeTime},
         {"exposed_communication_s", stage.communicationTime},
         {"gradient_sync_s", stage.gradientSyncTime},
-        {"exposed_gradient_sync_s", stage.exposedGradientSyncTime}});
+        {"exposed_gradient_sync_s", stage.exposedGradientSyncTime},
+        {"sent_bytes_per_step",
+         llvm::json::Object{{"tp", stage.sent.tensorAxis},
+                            {"dp", stage.sent.dataAxis},
+                            {"pp", stage.sent.stageAxis}}}});
   }
   int64_t devices =
       plan.dataParallel * plan.tensorParallel * plan.pipelineParallel;

@@ -106,6 +106,12 @@ private:
                ArrayRef<SegmentPlan> segments, const StageMesh &mesh,
                int64_t microBatches, const PipelineVariant &variant,
                bool ignoreMemory) const;
+  /// Bytes each device of a stage holding `chunks` sends per step in its
+  /// layout changes and pipeline messages (the gradient reduction aside).
+  CommunicationVolume getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
+                                   ArrayRef<SegmentRange> chunks,
+                                   int64_t microBatches,
+                                   const PipelineVariant &variant) const;
   /// The model state of `elements` parameter elements on one device.
   MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
                                 int zeroStage) const {
@@ -232,6 +238,27 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
     segments.push_back(segment);
   }
   return segments;
+}
+
+CommunicationVolume
+Search::getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
+                     ArrayRef<SegmentRange> chunks, int64_t microBatches,
+                     const PipelineVariant &variant) const {
+  // Recomputation runs the forward's layout changes once more.
+  double factor = variant.recompute ? 1.5 : 1.0;
+  CommunicationVolume sent;
+  for (SegmentRange range : chunks) {
+    for (unsigned i = range.first; i < range.end; ++i) {
+      sent.tensorAxis += microBatches * factor * costs[i].sent.tensorAxis;
+      sent.dataAxis += microBatches * factor * costs[i].sent.dataAxis;
+    }
+    // The chunk's output forward, the gradient of its input back.
+    if (range.end < costs.size())
+      sent.stageAxis += microBatches * costs[range.end - 1].outputBytes;
+    if (range.first > 0)
+      sent.stageAxis += microBatches * costs[range.first - 1].outputBytes;
+  }
+  return sent;
 }
 
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -398,23 +425,49 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     result.sendTime = std::max(result.sendTime, sendsOfStage);
     // Gradients reduce over the data-parallel group (reduce-scatter and
     // all-gather under ZeRO, the same bytes), behind the backward passes.
-    double gradientBytes = elements * graph.getGradientCommunicationBytes();
+    // A weight read where the tensor axis splits a factor it lacks (the
+    // batch, a layer norm's sequence) has a gradient partial over that
+    // axis too: one reduction over the stage's devices.
+    double bytesPerElement = graph.getGradientCommunicationBytes();
+    double partial = 0.0;
+    for (SegmentRange range : plan.chunks)
+      for (unsigned i = range.first; i < range.end; ++i)
+        partial += costs[i].tensorPartialGradientElements;
+    partial = std::min(partial, elements);
+    double gradientBytes = (elements - partial) * bytesPerElement;
+    double partialBytes = partial * bytesPerElement;
     plan.gradientSyncTime =
         getBestCollective(CollectiveKind::AllReduce, gradientBytes,
                           mesh.getGroup(kDataAxis), cluster)
+            .time +
+        getBestCollective(CollectiveKind::AllReduce, partialBytes,
+                          mesh.getStageDevices(), cluster)
             .time;
+    plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
+    plan.sent.dataAxis +=
+        dpc::getSentBytes(CollectiveKind::AllReduce, gradientBytes, d);
+    (d > 1 ? plan.sent.dataAxis : plan.sent.tensorAxis) += dpc::getSentBytes(
+        CollectiveKind::AllReduce, partialBytes, d * mesh.getTensorParallel());
+    // Under ZeRO those all-reduce whole, and their updated shards are
+    // gathered over the data axis.
+    if (z >= 1)
+      plan.sent.dataAxis +=
+          dpc::getSentBytes(CollectiveKind::AllGather, partialBytes, d);
+    if (z >= 3)
+      plan.sent.dataAxis += 2.0 * microBatches *
+                            dpc::getSentBytes(CollectiveKind::AllGather,
+                                              elements * bytesPerElement, d);
     double window = microBatches * plan.computeTime *
                     (backwardFactor - 1.0) / backwardFactor;
     double exposedTraffic = plan.gradientSyncTime;
     if (z >= 3) {
       // Parameters gathered for the forward and backward of every
       // micro-batch, behind the whole step's compute.
-      exposedTraffic +=
-          2.0 * microBatches *
-          getBestCollective(CollectiveKind::AllGather,
-                            elements * graph.getGradientCommunicationBytes(),
-                            mesh.getGroup(kDataAxis), cluster)
-              .time;
+      exposedTraffic += 2.0 * microBatches *
+                        getBestCollective(CollectiveKind::AllGather,
+                                          elements * bytesPerElement,
+                                          mesh.getGroup(kDataAxis), cluster)
+                            .time;
       window = microBatches * plan.computeTime;
     }
     plan.exposedGradientSyncTime = std::max(0.0, exposedTraffic - window);

@@ -511,7 +511,9 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     step.set(arg, sharding, stage);
   }
   // The step's gradients arrive reduced over the data axis: whole on each
-  // replica, or reduce-scattered under ZeRO-2/3.
+  // replica, or reduce-scattered under ZeRO, whose ranks each update only
+  // their shard (ZeRO-1 too, as Megatron-LM's distributed optimizer does:
+  // an all-reduce would send half as much again).
   trainStep.walk([&](func::CallOp call) {
     if (call.getCallee() != forwardBackward.getSymName())
       return;
@@ -524,7 +526,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
       if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
               i, DpcDialect::kGradAttrName)) {
         stage = stageOf(param);
-        if (plan.zeroStage >= 2)
+        if (plan.zeroStage >= 1)
           sharding = step.splitOverData(sharding, result.getType());
       }
       step.set(result, sharding, stage);

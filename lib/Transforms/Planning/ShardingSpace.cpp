@@ -125,6 +125,19 @@ double ShardingSpace::getEdgeTime(Value value, const TensorSharding &from,
   return 2 * time;
 }
 
+CommunicationVolume
+ShardingSpace::getEdgeSentBytes(Value value, const TensorSharding &from,
+                                const TensorSharding &to) const {
+  double bytes = getValueBytes(value);
+  // The backward pass runs the dual collective on the gradient: as many
+  // bytes.
+  CommunicationVolume sent;
+  sent.tensorAxis =
+      2 * getReshardingSentBytes(bytes, from, to, mesh, kTensorAxis);
+  sent.dataAxis = 2 * getReshardingSentBytes(bytes, from, to, mesh, kDataAxis);
+  return sent;
+}
+
 /// `'dpc.matmul' at loc("model.onnx":3:1)`, or the argument's position.
 static std::string describe(Operation *op) {
   std::string text;
@@ -346,7 +359,7 @@ SmallVector<ShardingSpace::SegmentCost>
 ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
   ArrayRef<LayerSegmentation::Segment> segments = segmentation.getSegments();
   SmallVector<SegmentCost> costs(segments.size());
-  llvm::DenseSet<Value> seenParams;
+  llvm::DenseSet<Value> seenParams, partialWeights;
   auto addOp = [&](Operation *op, SegmentCost &cost) {
     unsigned node = *getNode(segmentation.getRepresentative(op));
     const Strategy &s = strategies[node][choice[node]];
@@ -362,6 +375,19 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
         continue;
       cost.communicationTime +=
           getEdgeTime(operand, *produced, s.operands[i], false);
+      CommunicationVolume sent =
+          getEdgeSentBytes(operand, *produced, s.operands[i]);
+      cost.sent.tensorAxis += sent.tensorAxis;
+      cost.sent.dataAxis += sent.dataAxis;
+      bool weight = graph.isParameter(operand) ||
+                    (operand.getDefiningOp() &&
+                     strategies[*from][choice[*from]].oncePerStep);
+      if (weight && s.tensorFactor >= 0 &&
+          s.operands[i].getSplitDim(kTensorAxis) < 0 &&
+          partialWeights.insert(operand).second)
+        cost.tensorPartialGradientElements +=
+            double(cast<ShapedType>(operand.getType()).getNumElements()) /
+            produced->getShards(mesh);
       if (graph.isParameter(operand) && seenParams.insert(operand).second) {
         cost.parameterElements +=
             strategies[*from][choice[*from]].parameterElements;

@@ -21,9 +21,10 @@ module attributes {dpc.plan = {cluster = "h100-sxm"}} {
     // CHECK: %[[F:.*]] = dpc.reshape %{{.*}} : tensor<3xf32> -> tensor<3xf32>
     // CHECK: %[[Z:.*]] = dpc.constant dense<0.000000e+00> : tensor<5xf32>
     // CHECK: %[[P:.*]] = dpc.concat %[[F]], %[[Z]] {axis = 0 : i64} : (tensor<3xf32>, tensor<5xf32>) -> tensor<8xf32>
-    // CHECK: %[[RS:.*]] = dpc.reduce_scatter %[[P]] over @plan_by_node ["dp_local"] <sum> dim 0 {dpc.algorithm = "{{.*}}"} : tensor<8xf32> -> tensor<1xf32>
-    // CHECK: %[[AR:.*]] = dpc.all_reduce %[[RS]] over @plan_by_node ["dp_nodes"] <sum> {dpc.algorithm = "{{.*}}"} : tensor<1xf32>
-    // CHECK: %[[AG:.*]] = dpc.all_gather %[[AR]] over @plan_by_node ["dp_local"] dim 0 {dpc.algorithm = "{{.*}}"} : tensor<1xf32> -> tensor<8xf32>
+    // The three parts name the all-reduce they make (for counting its bytes).
+    // CHECK: %[[RS:.*]] = dpc.reduce_scatter %[[P]] over @plan_by_node ["dp_local"] <sum> dim 0 {dpc.algorithm = "{{[a-z]*}}", dpc.hierarchical = ["dp"]} : tensor<8xf32> -> tensor<1xf32>
+    // CHECK: %[[AR:.*]] = dpc.all_reduce %[[RS]] over @plan_by_node ["dp_nodes"] <sum> {dpc.algorithm = "{{[a-z]*}}", dpc.hierarchical = ["dp"]} : tensor<1xf32>
+    // CHECK: %[[AG:.*]] = dpc.all_gather %[[AR]] over @plan_by_node ["dp_local"] dim 0 {dpc.algorithm = "{{[a-z]*}}", dpc.hierarchical = ["dp"]} : tensor<1xf32> -> tensor<8xf32>
     // CHECK: %[[S:.*]] = dpc.slice %[[AG]] {limit = array<i64: 3>, start = array<i64: 0>, stride = array<i64: 1>}
     // CHECK: dpc.reshape %[[S]] : tensor<3xf32> -> tensor<3xf32>
     %1 = dpc.all_reduce %s over @plan ["dp"] <sum> : tensor<3xf32>

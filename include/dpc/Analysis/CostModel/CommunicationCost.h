@@ -75,6 +75,21 @@ double getCollectiveTime(CollectiveKind kind, CollectiveAlgorithm algorithm,
                          double bytes, const GroupPlacement &group,
                          const Cluster &cluster);
 
+/// Bytes each of `n` devices sends in one collective of `bytes` (as above).
+/// The bandwidth-optimal algorithms (ring, recursive halving and doubling,
+/// direct, hierarchical) all send as much: 2(n-1)/n of the buffer for an
+/// all-reduce, (n-1)/n for the others, the message for a send; so the
+/// figure is the same for the program dpc builds and the one it prices.
+double getSentBytes(CollectiveKind kind, double bytes, int64_t n);
+
+/// Bytes one device sends in one step, by the axis of the plan's mesh that
+/// carries them: tensor-parallel, data-parallel, between pipeline stages.
+struct CommunicationVolume {
+  double tensorAxis = 0.0, dataAxis = 0.0, stageAxis = 0.0;
+
+  double getTotal() const { return tensorAxis + dataAxis + stageAxis; }
+};
+
 struct CollectiveChoice {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Ring;
   double time = 0.0;

@@ -17,6 +17,7 @@
 #include "dpc/Analysis/CostModel/CommunicationCost.h"
 #include "dpc/Interfaces/ReductionKind.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::dpc {
@@ -41,13 +42,15 @@ public:
   const GroupPlacement &getGroup(StageAxis axis) const {
     return axis == kDataAxis ? dataGroup : tensorGroup;
   }
+  /// The devices of one stage: both axes.
+  const GroupPlacement &getStageDevices() const { return stageDevices; }
   /// Two devices in neighbouring stages.
   const GroupPlacement &getStageGroup() const { return stageGroup; }
   const Cluster &getCluster() const { return *cluster; }
 
 private:
   int64_t stages, dataParallel, tensorParallel;
-  GroupPlacement dataGroup, tensorGroup, stageGroup;
+  GroupPlacement dataGroup, tensorGroup, stageDevices, stageGroup;
   const Cluster *cluster;
 };
 
@@ -95,6 +98,26 @@ struct TensorSharding {
     return !(*this == other);
   }
 };
+
+/// The collective that changes a tensor's layout along one axis, and the
+/// bytes of its buffer on one device (CommunicationCost.h's convention).
+struct ReshardingCollective {
+  CollectiveKind kind;
+  double bytes;
+};
+
+/// The collective that turns `from` into `to` along `axis` alone, the other
+/// axis laid out as in `from`; none when nothing moves (the same layout, a
+/// slice of a replicated tensor, a partial result left partial).
+std::optional<ReshardingCollective>
+getReshardingCollective(double bytes, const TensorSharding &from,
+                        const TensorSharding &to, const StageMesh &mesh,
+                        StageAxis axis);
+
+/// Bytes one device sends for that change (getSentBytes).
+double getReshardingSentBytes(double bytes, const TensorSharding &from,
+                              const TensorSharding &to, const StageMesh &mesh,
+                              StageAxis axis);
 
 /// Seconds to turn a tensor of `bytes` bytes (whole, unsharded) laid out
 /// as `from` into `to` on `mesh`: the tensor axis changes first, then the

@@ -79,6 +79,8 @@ struct StagePlan {
   /// part of it the backward pass does not hide.
   double gradientSyncTime = 0.0, exposedGradientSyncTime = 0.0;
   MemoryBreakdown memory;
+  /// Bytes each device of the stage sends per step, by axis.
+  CommunicationVolume sent;
   /// Parameters the stage holds (all tensor-parallel shards together).
   double parameters = 0.0;
 };

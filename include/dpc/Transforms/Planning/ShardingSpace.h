@@ -75,6 +75,14 @@ public:
     /// Seconds once per step (ops on parameters alone).
     double perStepTime = 0.0;
     double activationBytes = 0.0;
+    /// Bytes each device sends per micro-batch in the segment's layout
+    /// changes, forward and backward, by axis (stageAxis unused).
+    CommunicationVolume sent;
+    /// Elements per device of weights (parameters and what is made of them
+    /// once per step) whose gradient is partial over the tensor axis: read
+    /// where the axis splits a factor they lack (the batch, a layer norm's
+    /// sequence). Reduced once per step, with the data-parallel gradients.
+    double tensorPartialGradientElements = 0.0;
     /// The segment's output (the activation sent to the next stage), per
     /// device.
     double outputBytes = 0.0;
@@ -109,6 +117,9 @@ private:
                                             std::optional<unsigned> &node) const;
   double getEdgeTime(Value value, const TensorSharding &from,
                      const TensorSharding &to, bool tensorAxisOnly) const;
+  /// What one device sends for that edge, forward and backward.
+  CommunicationVolume getEdgeSentBytes(Value value, const TensorSharding &from,
+                                       const TensorSharding &to) const;
 
   const TrainingGraph &graph;
   const LayerSegmentation &segmentation;

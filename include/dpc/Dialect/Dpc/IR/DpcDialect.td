@@ -99,6 +99,10 @@ def Dpc_Dialect : Dialect {
     /// one pipeline stage (an i64, the stage).
     static constexpr ::llvm::StringLiteral kPipelineStageAttrName =
         "dpc.pipeline_stage";
+    /// Attribute of the three collectives a hierarchical all-reduce is
+    /// lowered to: the axes of the all-reduce they make together.
+    static constexpr ::llvm::StringLiteral kHierarchicalAttrName =
+        "dpc.hierarchical";
   }];
 }
 

@@ -1,0 +1,161 @@
+"""What the partitioned program sends is what the planner charged for it.
+
+For each bundled model and strategy, the step is planned and partitioned
+(dpc-opt --partition, with the plan report); -test-dpc-communication-volume
+counts, per program (one per pipeline stage), the bytes one rank sends per
+step in its collectives and sends, by the mesh axis that carries them, with
+the cost model's rule for a collective (bandwidth-optimal: an all-reduce of
+S bytes over n ranks sends 2(n-1)/n S, the others (n-1)/n S, a send S). The
+plan report's `sent_bytes_per_step` is what the planner charged each stage:
+its layout changes (forward, and the dual collective backward) for every
+micro-batch, the gradient reduction, ZeRO-3's gathers and the pipeline's
+activations and gradients.
+
+They must agree within the scalars the cost model does not charge (the
+loss's mean, the label count, the gradient norm: a few dozen bytes) and
+0.5%. Where they do not yet, the case is an expected failure naming the
+cause, found by reading the program; it turns into a failure as soon as the
+two agree, so that the table here is kept true."""
+
+import json
+import os
+import re
+import subprocess
+
+import pytest
+from conftest import build_steps
+
+from dpc import models
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+DPC_OPT = os.path.join(os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build")),
+                       "bin", "dpc-opt")
+
+# name: (mesh, dp, tp, pp, ZeRO stage); pipelines run steps of 2 micro-batches.
+STRATEGIES = {
+    "dp": ("2", 2, 1, 1, 0),
+    "tp": ("4", 1, 4, 1, 0),
+    "dp-tp": ("2x2", 2, 2, 1, 0),
+    "zero1-dp": ("2", 2, 1, 1, 1),
+    "zero1": ("2x2", 2, 2, 1, 1),
+    "zero2": ("2x2", 2, 2, 1, 2),
+    "zero3": ("2x2", 2, 2, 1, 3),
+    "pp": ("2", 1, 1, 2, 0),
+    "tp-pp": ("2x2", 1, 2, 2, 0),
+    "dp-pp": ("2x2", 2, 1, 2, 0),
+}
+
+# Bytes of the scalar reductions the cost model does not charge.
+SCALARS = 256
+RTOL = 5e-3
+
+_EMBEDDING = ("the completion computes the token embedding's gradient on every replica "
+              "from the gathered output gradient and tokens, instead of all-reducing the "
+              "table's gradient as the planner charges")
+_TP_BACKWARD = ("the loss is split over the tensor axis; the completion carries that split "
+                "into the backward pass (weight gradients partial over tp, reduce-scattered), "
+                "while the planner keeps the layers replicated over tp and charges the dual "
+                "of the forward's (no) collectives")
+_ZERO_ALL_REDUCE = ("under ZeRO the weights' gradients are all-reduced in the backward pass "
+                    "(returned whole, as their parameters lie) and sliced for the sharded "
+                    "update, where the planner charges a reduce-scatter (half the bytes)")
+_ZERO3 = ("ZeRO-3 as built gathers each parameter once per step and keeps it for the "
+          "backward pass; the planner charges DeepSpeed's gather before the forward and "
+          "again before the backward of every micro-batch")
+_MICRO = ("the gradients are reduced after every micro-batch, not accumulated first "
+          "and reduced once per step as the planner charges")
+_BATCH_NORM = ("batch norm's statistics are taken over the whole batch: the completion "
+               "gathers the batch around every batch norm (no synchronized statistics) and "
+               "computes the weight gradients on every replica, where the planner charges a "
+               "batch split through the layer and a gradient all-reduce")
+_SEQ_FIRST = ("nn.TransformerEncoder's sequence-first layout: the completion moves the "
+              "batch between dimensions in the backward pass (all-to-all, all-gather, "
+              "reduce-scatter of the attention's gradients) where the planner charges the "
+              "forward's dual")
+_STAGE_GRADIENT = ("the last stage sends back more than the activation gradient the "
+                   "planner charges")
+
+# (model, strategy): why the program sends other bytes than were charged.
+MISMATCHES = {
+    ("mlp", "zero1-dp"): _ZERO_ALL_REDUCE,
+    ("mlp", "zero3"): _ZERO3,
+    ("mlp", "tp-pp"): _MICRO,
+    ("mlp", "dp-pp"): _MICRO,
+    ("gpt", "dp"): _EMBEDDING,
+    ("gpt", "dp-tp"): _TP_BACKWARD,
+    ("gpt", "zero1-dp"): _ZERO_ALL_REDUCE,
+    ("gpt", "zero1"): _TP_BACKWARD,
+    ("gpt", "zero2"): _TP_BACKWARD,
+    ("gpt", "zero3"): _TP_BACKWARD,
+    ("gpt", "tp-pp"): _TP_BACKWARD,
+    ("gpt", "dp-pp"): _MICRO,
+    ("transformer", "dp"): _SEQ_FIRST,
+    ("transformer", "tp"): _SEQ_FIRST,
+    ("transformer", "dp-tp"): _SEQ_FIRST,
+    ("transformer", "zero1-dp"): _SEQ_FIRST,
+    ("transformer", "zero1"): _SEQ_FIRST,
+    ("transformer", "zero2"): _SEQ_FIRST,
+    ("transformer", "zero3"): _SEQ_FIRST,
+    ("transformer", "pp"): _STAGE_GRADIENT,
+    ("transformer", "tp-pp"): _SEQ_FIRST,
+    ("transformer", "dp-pp"): _SEQ_FIRST,
+    ("resnet18", "dp"): _BATCH_NORM,
+    ("resnet18", "tp"): _BATCH_NORM,
+    ("resnet18", "dp-tp"): _BATCH_NORM,
+    ("resnet18", "zero1-dp"): _BATCH_NORM,
+    ("resnet18", "zero1"): _BATCH_NORM,
+    ("resnet18", "zero2"): _BATCH_NORM,
+    ("resnet18", "zero3"): _BATCH_NORM,
+    ("resnet18", "pp"): _STAGE_GRADIENT,
+    ("resnet18", "tp-pp"): _BATCH_NORM,
+    ("resnet18", "dp-pp"): _BATCH_NORM,
+}
+
+
+@pytest.fixture(scope="module")
+def steps(exported, tmp_path_factory):
+    """Every bundled model's AdamW step, and the step over 2 micro-batches."""
+    return (build_steps(exported, tmp_path_factory.mktemp("steps")),
+            build_steps(exported, tmp_path_factory.mktemp("micro"), "--micro-batches=2"))
+
+
+def counted_and_charged(step, tmp_path, mesh, dp, tp, pp, zero):
+    """[(program, counted, charged)]: per program, {axis: bytes} sent per step
+    as the IR has it and as the plan report charged it."""
+    out, report = str(tmp_path / "partitioned.mlir"), str(tmp_path / "plan.json")
+    r = subprocess.run([DPC_OPT, step, "--mesh=" + mesh, "--dp=%d" % dp, "--tp=%d" % tp,
+                        "--pp=%d" % pp, "--zero=%d" % zero, "--partition",
+                        "--plan-report=" + report, "-test-dpc-communication-volume",
+                        "-o", out], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    plan = json.load(open(report))
+    programs = re.findall(r"func\.func @(train_step[\w.]*)\(.*dpc\.sent_bytes = "
+                          r"\{dp = (\d+) : i64, pp = (\d+) : i64, tp = (\d+) : i64\}",
+                          open(out).read())
+    assert len(programs) == pp == len(plan["stages"])
+    result = []
+    for stage, (name, sent_dp, sent_pp, sent_tp) in enumerate(programs):
+        assert name == ("train_step" if pp == 1 else "train_step.stage%d" % stage)
+        counted = {"dp": int(sent_dp), "tp": int(sent_tp), "pp": int(sent_pp)}
+        result.append((name, counted, plan["stages"][stage]["sent_bytes_per_step"]))
+    return result
+
+
+@pytest.mark.parametrize("strategy", list(STRATEGIES))
+@pytest.mark.parametrize("name", sorted(models.MODELS))
+def test_sent_bytes_are_what_the_plan_charged(steps, tmp_path, name, strategy):
+    mesh, dp, tp, pp, zero = STRATEGIES[strategy]
+    step = (steps[1] if pp > 1 else steps[0])[name]
+    mismatches = []
+    for program, counted, charged in counted_and_charged(step, tmp_path, mesh, dp, tp, pp,
+                                                         zero):
+        for axis in ("dp", "tp", "pp"):
+            if abs(counted[axis] - charged[axis]) > SCALARS + RTOL * charged[axis]:
+                mismatches.append("%s %s: %d sent, %.0f charged" %
+                                  (program, axis, counted[axis], charged[axis]))
+    if (name, strategy) in MISMATCHES:
+        if not mismatches:
+            pytest.fail("now sends what was charged: drop it from MISMATCHES")
+        pytest.xfail(MISMATCHES[name, strategy] + ": " + "; ".join(mismatches))
+    assert not mismatches
+
