@@ -56,9 +56,6 @@ _TP_BACKWARD = ("the loss is split over the tensor axis; the completion carries 
                 "into the backward pass (weight gradients partial over tp, reduce-scattered), "
                 "while the planner keeps the layers replicated over tp and charges the dual "
                 "of the forward's (no) collectives")
-_ZERO_ALL_REDUCE = ("under ZeRO the weights' gradients are all-reduced in the backward pass "
-                    "(returned whole, as their parameters lie) and sliced for the sharded "
-                    "update, where the planner charges a reduce-scatter (half the bytes)")
 _ZERO3 = ("ZeRO-3 as built gathers each parameter once per step and keeps it for the "
           "backward pass; the planner charges DeepSpeed's gather before the forward and "
           "again before the backward of every micro-batch")
@@ -77,13 +74,11 @@ _STAGE_GRADIENT = ("the last stage sends back more than the activation gradient 
 
 # (model, strategy): why the program sends other bytes than were charged.
 MISMATCHES = {
-    ("mlp", "zero1-dp"): _ZERO_ALL_REDUCE,
     ("mlp", "zero3"): _ZERO3,
     ("mlp", "tp-pp"): _MICRO,
     ("mlp", "dp-pp"): _MICRO,
     ("gpt", "dp"): _EMBEDDING,
     ("gpt", "dp-tp"): _TP_BACKWARD,
-    ("gpt", "zero1-dp"): _ZERO_ALL_REDUCE,
     ("gpt", "zero1"): _TP_BACKWARD,
     ("gpt", "zero2"): _TP_BACKWARD,
     ("gpt", "zero3"): _TP_BACKWARD,

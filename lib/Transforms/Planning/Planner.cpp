@@ -440,19 +440,32 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         getBestCollective(CollectiveKind::AllReduce, gradientBytes,
                           mesh.getGroup(kDataAxis), cluster)
             .time +
-        getBestCollective(CollectiveKind::AllReduce, partialBytes,
-                          mesh.getStageDevices(), cluster)
-            .time;
+        (z == 0 ? getBestCollective(CollectiveKind::AllReduce, partialBytes,
+                                    mesh.getStageDevices(), cluster)
+                      .time
+                : getBestCollective(CollectiveKind::AllReduce, partialBytes,
+                                    mesh.getGroup(kDataAxis), cluster)
+                          .time +
+                      getBestCollective(CollectiveKind::AllReduce,
+                                        partialBytes / d,
+                                        mesh.getGroup(kTensorAxis), cluster)
+                          .time);
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
     plan.sent.dataAxis +=
         dpc::getSentBytes(CollectiveKind::AllReduce, gradientBytes, d);
-    (d > 1 ? plan.sent.dataAxis : plan.sent.tensorAxis) += dpc::getSentBytes(
-        CollectiveKind::AllReduce, partialBytes, d * mesh.getTensorParallel());
-    // Under ZeRO those all-reduce whole, and their updated shards are
-    // gathered over the data axis.
-    if (z >= 1)
+    int64_t t = mesh.getTensorParallel();
+    if (z == 0) {
+      (d > 1 ? plan.sent.dataAxis : plan.sent.tensorAxis) +=
+          dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes, d * t);
+    } else {
+      // Under ZeRO each replica needs its shard only: reduce-scattered over
+      // the data axis, the shard all-reduced over the tensor axis, and the
+      // updated shards gathered.
       plan.sent.dataAxis +=
-          dpc::getSentBytes(CollectiveKind::AllGather, partialBytes, d);
+          2 * dpc::getSentBytes(CollectiveKind::ReduceScatter, partialBytes, d);
+      plan.sent.tensorAxis +=
+          dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes / d, t);
+    }
     if (z >= 3)
       plan.sent.dataAxis += 2.0 * microBatches *
                             dpc::getSentBytes(CollectiveKind::AllGather,

@@ -176,6 +176,18 @@ TensorSharding Completion::splitOverData(TensorSharding sharding,
   return sharding;
 }
 
+/// Whether `result` lies as `wanted` does, or becomes it by finishing its
+/// pending sums alone: a sum pending over an axis that `wanted` splits a
+/// dimension along is reduce-scattered into it (a weight's gradient under
+/// ZeRO), one over an axis `wanted` does not use is all-reduced.
+static bool isReducedInto(const TensorSharding &result,
+                          const TensorSharding &wanted) {
+  for (auto [have, want] : llvm::zip_equal(result.dims, wanted.dims))
+    if (have != (want & ~result.partial))
+      return false;
+  return true;
+}
+
 /// Prices `choice` for `op`: the resharding of every operand from where it
 /// lies, and the op's compute on its share.
 void Completion::evaluate(Operation *op, Choice &choice) const {
@@ -200,7 +212,7 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   for (auto [result, sharding] :
        llvm::zip_equal(op->getResults(), choice.results))
     if (auto it = wanted.find(result);
-        it != wanted.end() && it->second.dims != sharding.dims)
+        it != wanted.end() && !isReducedInto(sharding, it->second))
       ++choice.wrongResults;
   choice.computeTime = getOpComputeEstimate(op, cluster, double(shards)).time;
 }
@@ -441,7 +453,8 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   Completion backward(plan, cluster);
   backward.readPlanned(graph);
   // Gradients leave laid out as their parameters, so that reducing them
-  // is the only communication left to the step.
+  // is the only communication left to the step; under ZeRO as the shard
+  // each rank updates, so that they are reduce-scattered in the backward.
   Operation *returned = forwardBackward.getBody().back().getTerminator();
   for (auto [i, value] : llvm::enumerate(returned->getOperands()))
     if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
@@ -449,7 +462,12 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
       for (BlockArgument arg : forwardBackward.getArguments())
         if (forwardBackward.getArgAttr(arg.getArgNumber(),
                                        DpcDialect::kParamAttrName) == param)
-          backward.want(value, *backward.lookup(arg), backward.getStage(arg));
+          backward.want(
+              value,
+              plan.zeroStage >= 1
+                  ? backward.splitOverData(*backward.lookup(arg), arg.getType())
+                  : *backward.lookup(arg),
+              backward.getStage(arg));
   backward.complete(forwardBackward);
   backward.write(forwardBackward);
 

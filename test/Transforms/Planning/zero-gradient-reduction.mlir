@@ -1,0 +1,31 @@
+// RUN: dpc-opt %s --train --optimizer=adam -o %t.mlir
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=ZERO0
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=1 --partition | FileCheck %s --check-prefix=ZERO1
+
+// Without ZeRO each replica needs the whole gradient: the two weights'
+// gradients are all-reduced, in one bucket, after the call.
+// ZERO0-LABEL: func.func @train_step
+// ZERO0: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}} : tensor<5120xf32>
+// ZERO0-NOT: dpc.reduce_scatter
+
+// Under ZeRO (1 as 2 and 3) each replica updates its shard: the gradients
+// are reduce-scattered, never all-reduced and sliced; the updated shards
+// are gathered (in one bucket).
+// ZERO1-LABEL: func.func @train_step
+// ZERO1-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x64xf32> -> tensor<32x64xf32>
+// ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x16xf32> -> tensor<32x16xf32>
+// ZERO1-DAG: dpc.all_gather {{.*}} over @plan ["dp"] dim 0 {{.*}} : tensor<2560xf32> -> tensor<5120xf32>
+
+func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
+                   %labels: tensor<8xi64> {dpc.input = "labels"},
+                   %w: tensor<64x64xf32> {dpc.param = "hidden.weight"},
+                   %head: tensor<64x16xf32> {dpc.param = "head.weight"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  %1 = dpc.relu %0 : tensor<8x64xf32>
+  %2 = dpc.matmul %1, %head : (tensor<8x64xf32>, tensor<64x16xf32>) -> tensor<8x16xf32>
+  %loss = dpc.softmax_cross_entropy %2, %labels mean {ignore_index = -100 : i64}
+      : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
