@@ -183,3 +183,25 @@ def test_a_model_that_crashes_onnx_shape_inference_is_refused_naming_the_node(tm
     assert r.returncode == 1, r.stderr
     assert r.stderr == "%s: error: node 'ln0' (LayerNormalization): axis -16385 is out of " \
                        "range for rank 2\n" % path
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_an_ir3_initializer_is_a_parameter_listed_or_not(tmp_path, listed):
+    """IR 3 lists every initializer among the graph's inputs; a file that
+    does not (shape inference crashed on it once) is read as IR 4 reads it:
+    the initializer is a parameter, not an input the caller must feed."""
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    w = helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [4, 3], [0.5] * 12)
+    graph = helper.make_graph([helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")],
+                              "g", [x, w] if listed else [x], [y], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)])
+    model.ir_version = 3
+    path = tmp_path / "m.onnx"
+    onnx.save(model, path)
+    r = subprocess.run([DPC_OPT, str(path), "-o", "-"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert ('%arg1: tensor<4x3xf32> {dpc.param = "w"}' in r.stdout and
+            'dpc.input = "w"' not in r.stdout), r.stdout
