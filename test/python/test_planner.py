@@ -68,6 +68,14 @@ def test_report_is_consistent(gpt4, tmp_path):
     assert plan["micro_batch_size"] * plan["micro_batches"] * dp == SMALL["batch"]
     assert plan["planning"]["all_optimal"]
     assert "predicted step time" in table and "plan for 16 devices" in table
+    # Bytes sent per step (test_communication_volume holds them against the
+    # program): the busiest stage's, in the table.
+    sent = [s["sent_bytes_per_step"] for s in plan["stages"]]
+    busiest = max(sum(s.values()) for s in sent)
+    line = re.search(r"sent per device per step ([0-9.e+]+) MB", table)
+    assert float(line.group(1)) == pytest.approx(busiest / 1e6, rel=1e-3)
+    if dp > 1:
+        assert all(s["dp"] > 0 for s in sent)
     # The layer groups account for the stages: their repeats' compute and
     # model state add up to the stages' (repeats past the second cost what
     # the second does; the first may differ by where its input comes from).

@@ -214,6 +214,16 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
   os << llvm::format("  MFU                      %.1f%%\n", plan.mfu * 100);
   os << llvm::format("  peak memory per device   %.3f of %.3f GiB\n",
                      peak / kGiB, plan.memoryLimit / kGiB);
+  // The stage whose devices send the most (docs/cost-model.md).
+  const StagePlan *busiest = &plan.stages.front();
+  for (const StagePlan &stage : plan.stages)
+    if (stage.sent.getTotal() > busiest->sent.getTotal())
+      busiest = &stage;
+  os << llvm::format(
+      "  sent per device per step %.4g MB (tp %.4g, dp %.4g, "
+      "pp %.4g)\n",
+      busiest->sent.getTotal() / 1e6, busiest->sent.tensorAxis / 1e6,
+      busiest->sent.dataAxis / 1e6, busiest->sent.stageAxis / 1e6);
   os << llvm::format("  planning                 %.3f s, %lld integer "
                      "programs%s, %lld configurations\n",
                      plan.planningSeconds, (long long)plan.integerPrograms,
