@@ -49,9 +49,10 @@ STRATEGIES = {
 SCALARS = 256
 RTOL = 5e-3
 
-_EMBEDDING = ("the completion computes the token embedding's gradient on every replica "
-              "from the gathered output gradient and tokens, instead of all-reducing the "
-              "table's gradient as the planner charges")
+_EMBEDDING = ("the completion computes the embeddings' gradients on every replica from "
+              "the gathered output gradient and tokens (and reduces the position table's "
+              "in the backward pass), instead of all-reducing the tables' gradients as "
+              "the planner charges")
 _TP_BACKWARD = ("the loss is split over the tensor axis; the completion carries that split "
                 "into the backward pass (weight gradients partial over tp, reduce-scattered), "
                 "while the planner keeps the layers replicated over tp and charges the dual "
@@ -59,8 +60,6 @@ _TP_BACKWARD = ("the loss is split over the tensor axis; the completion carries 
 _ZERO3 = ("ZeRO-3 as built gathers each parameter once per step and keeps it for the "
           "backward pass; the planner charges DeepSpeed's gather before the forward and "
           "again before the backward of every micro-batch")
-_MICRO = ("the gradients are reduced after every micro-batch, not accumulated first "
-          "and reduced once per step as the planner charges")
 _BATCH_NORM = ("batch norm's statistics are taken over the whole batch: the completion "
                "gathers the batch around every batch norm (no synchronized statistics) and "
                "computes the weight gradients on every replica, where the planner charges a "
@@ -75,15 +74,13 @@ _STAGE_GRADIENT = ("the last stage sends back more than the activation gradient 
 # (model, strategy): why the program sends other bytes than were charged.
 MISMATCHES = {
     ("mlp", "zero3"): _ZERO3,
-    ("mlp", "tp-pp"): _MICRO,
-    ("mlp", "dp-pp"): _MICRO,
     ("gpt", "dp"): _EMBEDDING,
     ("gpt", "dp-tp"): _TP_BACKWARD,
     ("gpt", "zero1"): _TP_BACKWARD,
     ("gpt", "zero2"): _TP_BACKWARD,
     ("gpt", "zero3"): _TP_BACKWARD,
-    ("gpt", "tp-pp"): _TP_BACKWARD,
-    ("gpt", "dp-pp"): _MICRO,
+    ("gpt", "tp-pp"): _EMBEDDING,
+    ("gpt", "dp-pp"): _EMBEDDING,
     ("transformer", "dp"): _SEQ_FIRST,
     ("transformer", "tp"): _SEQ_FIRST,
     ("transformer", "dp-tp"): _SEQ_FIRST,

@@ -236,11 +236,21 @@ def test_every_value_of_the_step_is_sharded(gpt4, tmp_path, dp, tp, pp):
     args = dict(re.findall(r'dpc\.param = "([^"]+)", dpc\.sharding = ' + SHARDING, header))
     grads = dict(re.findall(r'dpc\.grad = "([^"]+)", dpc\.sharding = ' + SHARDING, header))
     assert args and set(grads) == set(args)
+    zero = int(re.search(r"zero_stage = (\d+)", text).group(1))
     for param, sharding in args.items():
         # A gradient leaves laid out like its parameter, either still a
         # partial sum (the f32 layer-norm gradients) or already reduced in
-        # the compute precision (bf16 weights, reduced before their cast).
-        assert re.fullmatch(re.escape(sharding) +
+        # the compute precision (bf16 weights, reduced before their cast);
+        # under ZeRO reduced into the shard its replica updates: the first
+        # whole dimension the data axis divides split over it.
+        layouts = [re.escape(sharding)]
+        if zero >= 1:
+            dims = sharding[1:-1].split(", ")
+            for i, d in enumerate(dims):
+                if d == "*":
+                    layouts.append(re.escape("[" + ", ".join(dims[:i] + ["dp"] + dims[i + 1:])
+                                             + "]"))
+        assert re.fullmatch("(" + "|".join(layouts) + ")" +
                             r"(, partial = \[(dp : sum|tp : sum|dp : sum, tp : sum)\])?",
                             grads[param]), (param, sharding, grads[param])
     assert dp == 1 or any("partial = [dp : sum" in g for g in grads.values())

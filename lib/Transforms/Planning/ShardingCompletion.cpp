@@ -2,11 +2,12 @@
 
 #include "dpc/Transforms/Planning/ShardingCompletion.h"
 #include "dpc/Analysis/CostModel/ComputeCost.h"
-#include "dpc/Transforms/Planning/PlanAttributes.h"
-#include "dpc/Transforms/Planning/ShardingSpace.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
+#include "dpc/Transforms/Planning/ShardingSpace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -26,6 +27,10 @@ public:
       : plan(plan), cluster(cluster),
         mesh(plan.pipelineParallel, plan.dataParallel, plan.tensorParallel,
              cluster) {}
+
+  /// Lets sums stay pending through the ops that keep them, to be
+  /// reduced once where a value must be whole.
+  void setKeepPendingSums(bool keep) { keepPendingSums = keep; }
 
   /// Reads what annotatePlan wrote on `graph`'s function: its arguments
   /// and forward ops.
@@ -87,6 +92,9 @@ private:
   /// and a gradient crosses to the stage before. Ops on constants and
   /// hyperparameters alone run on every stage (none).
   std::optional<int64_t> pickStage(Operation *op) const;
+  /// The axes of the sum every operand of `op` holds pending alike, where
+  /// sums are kept pending and `op` keeps them (Dpc_KeepsPendingSums).
+  std::optional<unsigned> getKeptPendingSum(Operation *op) const;
   void evaluate(Operation *op, Choice &choice) const;
   /// Records that `stage` holds `value`.
   void addStage(Value value, int64_t stage) {
@@ -99,6 +107,7 @@ private:
   const PlanLayout &plan;
   const Cluster &cluster;
   StageMesh mesh;
+  bool keepPendingSums = false;
   llvm::DenseMap<Value, TensorSharding> shardings;
   /// The stages that hold each value, ascending: where it is made and,
   /// for a forward value, every stage whose forward ops read it (it was
@@ -254,20 +263,39 @@ void Completion::choose(Operation *op) {
   } else {
     ShardingRule rule = shardable.getShardingRule();
     int64_t d = plan.dataParallel, t = plan.tensorParallel;
+    std::optional<unsigned> pending = getKeptPendingSum(op);
     auto splittable = [&](int64_t factor, int64_t ways) {
       return rule.getFactorKind(factor) != FactorKind::NeedReplication &&
              rule.getFactorSize(factor) % ways == 0;
     };
 
+    // The optimizer splits its work over an axis only where its state is
+    // split (a tensor-parallel weight's, ZeRO's shards): otherwise every
+    // device of the axis holds the whole state and runs the whole update,
+    // and splitting it would only turn the gradient's all-reduce into a
+    // reduce-scatter and gathers of each new state. (What the batch
+    // splits, a micro-batch's slice of the inputs, stays split.)
+    auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+    auto isWholeOver = [&](StageAxis axis) {
+      return phase && phase.getValue() == Phase::optimizer &&
+             !(axis == kDataAxis && plan.zeroStage > 0) &&
+             llvm::none_of(op->getOperands(), [&](Value operand) {
+               const TensorSharding *have = lookup(operand);
+               return have && have->getSplitDim(axis) >= 0;
+             });
+    };
+    bool wholeOverData = isWholeOver(kDataAxis);
+    bool wholeOverTensor = isWholeOver(kTensorAxis);
     for (int64_t dataFactor = -1; dataFactor < rule.getNumFactors();
          ++dataFactor) {
-      if (dataFactor >= 0 && !splittable(dataFactor, d))
+      if (dataFactor >= 0 && (wholeOverData || !splittable(dataFactor, d)))
         continue;
       for (int64_t tensorFactor = -1; tensorFactor < rule.getNumFactors();
            ++tensorFactor) {
         // One factor may take both axes (the batch over dp+tp).
         if (tensorFactor >= 0 &&
-            !splittable(tensorFactor, tensorFactor == dataFactor ? d * t : t))
+            (wholeOverTensor ||
+             !splittable(tensorFactor, tensorFactor == dataFactor ? d * t : t)))
           continue;
         Choice candidate;
         for (unsigned i = 0; i < rule.getNumOperands(); ++i)
@@ -278,6 +306,24 @@ void Completion::choose(Operation *op) {
           candidate.results.push_back(getFactorSharding(
               rule, rule.getResultFactors(j), dataFactor, tensorFactor,
               /*isResult=*/true));
+        // The same, on the terms of a sum left pending.
+        if (pending) {
+          Choice kept = candidate;
+          bool splitsPendingAxis = false;
+          for (TensorSharding &sharding : kept.operands) {
+            for (unsigned axes : sharding.dims)
+              splitsPendingAxis |= (axes & *pending) != 0;
+            for (StageAxis axis : {kDataAxis, kTensorAxis})
+              if (*pending & axis)
+                sharding.setPartial(axis, ReductionKind::sum);
+          }
+          for (TensorSharding &sharding : kept.results)
+            for (StageAxis axis : {kDataAxis, kTensorAxis})
+              if (*pending & axis)
+                sharding.setPartial(axis, ReductionKind::sum);
+          if (!splitsPendingAxis)
+            consider(std::move(kept));
+        }
         consider(std::move(candidate));
       }
     }
@@ -289,6 +335,25 @@ void Completion::choose(Operation *op) {
   for (auto [result, sharding] :
        llvm::zip_equal(op->getResults(), best.results))
     set(result, sharding, stage);
+}
+
+std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
+  if (!keepPendingSums || !op->hasTrait<dpc::OpTrait::KeepsPendingSums>() ||
+      op->getNumOperands() == 0)
+    return std::nullopt;
+  std::optional<unsigned> pending;
+  for (Value operand : op->getOperands()) {
+    const TensorSharding *sharding = lookup(operand);
+    if (isConstant(operand) || !sharding || !sharding->partial ||
+        (pending && *pending != sharding->partial))
+      return std::nullopt;
+    for (StageAxis axis : {kDataAxis, kTensorAxis})
+      if ((sharding->partial & axis) &&
+          sharding->getPartialKind(axis) != ReductionKind::sum)
+        return std::nullopt;
+    pending = sharding->partial;
+  }
+  return pending;
 }
 
 std::optional<int64_t> Completion::pickStage(Operation *op) const {
@@ -450,7 +515,20 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
                                   const TrainingGraph &graph,
                                   const Cluster &cluster) {
   func::FuncOp forwardBackward = graph.getFunction();
+  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
+  // A step over several micro-batches accumulates their gradients with the
+  // sums still pending over the mesh, and reduces them once, where the
+  // optimizer needs them (as DDP's no_sync does); ZeRO-2/3 reduce-scatter
+  // each micro-batch's, so that no rank holds a whole gradient. With one
+  // micro-batch the reduction stays in the backward pass, which hides it.
+  int64_t calls = 0;
+  if (trainStep)
+    trainStep.walk([&](func::CallOp call) {
+      calls += call.getCallee() == forwardBackward.getSymName();
+    });
+  bool accumulatePending = calls > 1 && plan.zeroStage <= 1;
   Completion backward(plan, cluster);
+  backward.setKeepPendingSums(accumulatePending);
   backward.readPlanned(graph);
   // Gradients leave laid out as their parameters, so that reducing them
   // is the only communication left to the step; under ZeRO as the shard
@@ -471,7 +549,6 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   backward.complete(forwardBackward);
   backward.write(forwardBackward);
 
-  auto trainStep = module.lookupSymbol<func::FuncOp>("train_step");
   if (!trainStep)
     return;
   // What @train_step's arguments hold, by the names @forward_backward
@@ -492,6 +569,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     }
   }
   Completion step(plan, cluster);
+  step.setKeepPendingSums(accumulatePending);
   auto paramSharding = [&](StringRef name, Value value) {
     auto it = paramShardings.find(name);
     TensorSharding sharding =
@@ -536,15 +614,18 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     if (call.getCallee() != forwardBackward.getSymName())
       return;
     for (auto [i, result] : llvm::enumerate(call.getResults())) {
-      TensorSharding sharding = *backward.lookup(
+      TensorSharding returned = *backward.lookup(
           forwardBackward.getBody().back().getTerminator()->getOperand(i));
+      TensorSharding sharding = returned;
       sharding.clearPartial(kDataAxis);
       sharding.clearPartial(kTensorAxis);
       std::optional<int64_t> stage;
       if (auto param = forwardBackward.getResultAttrOfType<StringAttr>(
               i, DpcDialect::kGradAttrName)) {
         stage = stageOf(param);
-        if (plan.zeroStage >= 1)
+        if (accumulatePending)
+          sharding = returned;
+        else if (plan.zeroStage >= 1)
           sharding = step.splitOverData(sharding, result.getType());
       }
       step.set(result, sharding, stage);

@@ -1,6 +1,7 @@
 //===- ShardingFlow.cpp - What each op expects and makes ------------------===//
 
 #include "dpc/Transforms/Planning/ShardingFlow.h"
+#include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/CallInterfaces.h"
@@ -59,10 +60,32 @@ FailureOr<SmallVector<ShardingAttr>> mlir::dpc::inferResultShardings(
   SmallVector<std::optional<SmallVector<StringRef>>> factorAxes(
       rule.getNumFactors());
   SmallVector<unsigned> source(rule.getNumFactors());
+  // An op that keeps pending sums takes the same one from every operand
+  // and leaves it pending in its results.
+  std::optional<ShardingAttr> pending;
   for (auto [i, written] : llvm::enumerate(operands)) {
     if (!written)
       continue;
     ShardingAttr sharding = getCanonicalSharding(written, mesh);
+    if (op->hasTrait<dpc::OpTrait::KeepsPendingSums>()) {
+      ShardingAttr sum = sharding;
+      if (!pending) {
+        pending = sum;
+      } else if (pending->getPartialAxes() != sum.getPartialAxes() ||
+                 pending->getPartialKinds() != sum.getPartialKinds()) {
+        error = "operand #" + std::to_string(i) + " is pending otherwise " +
+                "than operand #0; a dpc.reshard must finish them alike";
+        return failure();
+      }
+      if (llvm::any_of(sum.getPartialKinds(), [](ReductionKind kind) {
+            return kind != ReductionKind::sum;
+          })) {
+        error = "operand #" + std::to_string(i) +
+                " is a pending partial result other than a sum";
+        return failure();
+      }
+      sharding = sharding.withoutPartial();
+    }
     if (sharding.isPartial()) {
       error = "operand #" + std::to_string(i) +
               " is a pending partial result; a dpc.reshard must finish it";
@@ -128,6 +151,10 @@ FailureOr<SmallVector<ShardingAttr>> mlir::dpc::inferResultShardings(
           factorAxes[factor] && !llvm::is_contained(factors, factor))
         for (StringRef axis : *factorAxes[factor])
           partial.emplace_back(axis, rule.getFactorReduction(factor));
+    if (pending)
+      for (auto [axis, kind] : llvm::zip_equal(pending->getPartialAxes(),
+                                               pending->getPartialKinds()))
+        partial.emplace_back(cast<StringAttr>(axis).getValue(), kind);
     results.push_back(getCanonicalSharding(
         ShardingAttr::get(context, meshName, dims, partial), mesh));
   }

@@ -38,6 +38,54 @@ func.func @partial_operand(%x: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@p
 
 // -----
 
+// Ops that keep pending sums (add, sub, transpose, reshape) take them and
+// leave them pending: micro-batches' gradients accumulate before their one
+// reduction.
+dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
+func.func @pending_sums(%a: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, tp], partial = [dp : sum]>},
+                        %b: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, tp], partial = [dp : sum]>}) {
+  %0 = dpc.add %a, %b {dpc.sharding = [#dpc.sharding<@plan, [*, tp], partial = [dp : sum]>]}
+      : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = dpc.transpose %0 [1, 0] {dpc.sharding = [#dpc.sharding<@plan, [tp, *], partial = [dp : sum]>]}
+      : tensor<8x16xf32> -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
+func.func @pending_and_whole(%a: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [dp : sum]>},
+                             %b: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *]>}) {
+  // expected-error @+1 {{operand #1 is pending otherwise than operand #0; a dpc.reshard must finish them alike}}
+  %0 = dpc.add %a, %b {dpc.sharding = [#dpc.sharding<@plan, [*, *], partial = [dp : sum]>]}
+      : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
+func.func @pending_max(%a: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [dp : max]>},
+                       %b: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [dp : max]>}) {
+  // expected-error @+1 {{operand #0 is a pending partial result other than a sum}}
+  %0 = dpc.add %a, %b {dpc.sharding = [#dpc.sharding<@plan, [*, *], partial = [dp : max]>]}
+      : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
+func.func @pending_product(%a: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [dp : sum]>},
+                           %b: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [dp : sum]>}) {
+  // expected-error @+1 {{'dpc.mul' op operands do not form a strategy of its sharding rule: operand #0 is a pending partial result; a dpc.reshard must finish it}}
+  %0 = dpc.mul %a, %b {dpc.sharding = [#dpc.sharding<@plan, [*, *], partial = [dp : sum]>]}
+      : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
 dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
 func.func @split_two_ways(%x: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *]>},
                           %y: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [tp, *]>}) {

@@ -1,6 +1,8 @@
 // RUN: dpc-opt %s --train --optimizer=adam -o %t.mlir
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=ZERO0
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=1 --partition | FileCheck %s --check-prefix=ZERO1
+// RUN: dpc-opt %s --train --optimizer=adam --micro-batches=2 -o %t.micro.mlir
+// RUN: dpc-opt %t.micro.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=MICRO
 
 // Without ZeRO each replica needs the whole gradient: the two weights'
 // gradients are all-reduced, in one bucket, after the call.
@@ -16,6 +18,20 @@
 // ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x64xf32> -> tensor<32x64xf32>
 // ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x16xf32> -> tensor<32x16xf32>
 // ZERO1-DAG: dpc.all_gather {{.*}} over @plan ["dp"] dim 0 {{.*}} : tensor<2560xf32> -> tensor<5120xf32>
+
+// Over two micro-batches the gradients are added while their sums are
+// still pending over dp, and reduced once, in one bucket, for the update.
+// MICRO-LABEL: func.func @forward_backward
+// MICRO-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// MICRO-LABEL: func.func @train_step
+// MICRO: call @forward_backward
+// MICRO: call @forward_backward
+// MICRO-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// MICRO: dpc.add {{.*}} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+// MICRO: dpc.add {{.*}} : (tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+// MICRO: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}} : tensor<5120xf32>
+// MICRO-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// MICRO-NOT: dpc.reduce_scatter
 
 func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
                    %labels: tensor<8xi64> {dpc.input = "labels"},

@@ -36,6 +36,11 @@ class Collective : public mlir::OpTrait::TraitBase<ConcreteType, Collective> {};
 template <typename ConcreteType>
 class Communicates
     : public mlir::OpTrait::TraitBase<ConcreteType, Communicates> {};
+/// Marks an op that maps pending sums to a pending sum
+/// (Dpc_KeepsPendingSums).
+template <typename ConcreteType>
+class KeepsPendingSums
+    : public mlir::OpTrait::TraitBase<ConcreteType, KeepsPendingSums> {};
 } // namespace mlir::dpc::OpTrait
 
 namespace mlir::dpc {

@@ -46,6 +46,15 @@ def Dpc_KeepsFullPrecision : NativeOpTrait<"KeepsFullPrecision"> {
   let cppNamespace = "::mlir::dpc::OpTrait";
 }
 
+// Ops that map pending sums to a pending sum: applied on each rank to its
+// term of every operand (all partial over the same axes, summed), they
+// give that rank's term of the result. Partitioning lets such a sum stay
+// pending through them (micro-batches' gradients are accumulated before
+// they are reduced, once).
+def Dpc_KeepsPendingSums : NativeOpTrait<"KeepsPendingSums"> {
+  let cppNamespace = "::mlir::dpc::OpTrait";
+}
+
 defvar Dpc_ElementwiseRule = [{
   ::mlir::dpc::ShardingRule $cppClass::getShardingRule() {
     return ::mlir::dpc::getElementwiseShardingRule(getOperation());
@@ -160,8 +169,10 @@ class Dpc_BinaryOp<string mnemonic, string formula,
   }];
 }
 
-def Dpc_AddOp : Dpc_BinaryOp<"add", "x + y">;
-def Dpc_SubOp : Dpc_BinaryOp<"sub", "x - y">;
+def Dpc_AddOp : Dpc_BinaryOp<"add", "x + y", Dpc_Tensor,
+                              [Dpc_Differentiable, Dpc_KeepsPendingSums]>;
+def Dpc_SubOp : Dpc_BinaryOp<"sub", "x - y", Dpc_Tensor,
+                              [Dpc_Differentiable, Dpc_KeepsPendingSums]>;
 def Dpc_MulOp : Dpc_BinaryOp<"mul", "x * y">;
 def Dpc_DivOp : Dpc_BinaryOp<"div", "x / y">;
 def Dpc_PowOp : Dpc_BinaryOp<"pow", "x ^ y", Dpc_FloatTensor,
@@ -684,6 +695,7 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
 //===----------------------------------------------------------------------===//
 
 def Dpc_ReshapeOp : Dpc_Op<"reshape", [Dpc_Differentiable, Pure, CostOpInterface,
+    Dpc_KeepsPendingSums,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Same elements in row-major order, another shape";
   let description = [{
@@ -715,6 +727,7 @@ def Dpc_BroadcastToOp : Dpc_Op<"broadcast_to", [Dpc_Differentiable, Pure, CostOp
 }
 
 def Dpc_TransposeOp : Dpc_Op<"transpose", [Dpc_Differentiable, Pure, CostOpInterface,
+    Dpc_KeepsPendingSums,
     DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Permutes the dimensions";
   let description = [{
