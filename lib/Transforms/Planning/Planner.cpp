@@ -106,6 +106,17 @@ private:
                ArrayRef<SegmentPlan> segments, const StageMesh &mesh,
                int64_t microBatches, const PipelineVariant &variant,
                bool ignoreMemory) const;
+  struct GradientReduction {
+    double time = 0.0;
+    CommunicationVolume sent;
+  };
+  /// The once-per-step reduction of `elements` gradient elements per
+  /// device, `partial` of them weights' gradients also partial over the
+  /// tensor axis (read where it splits a factor they lack: the batch, a
+  /// layer norm's sequence).
+  GradientReduction getGradientReduction(double elements, double partial,
+                                         const StageMesh &mesh,
+                                         int zeroStage) const;
   /// Bytes each device of a stage holding `chunks` sends per step in its
   /// layout changes and pipeline messages (the gradient reduction aside).
   CommunicationVolume getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -259,6 +270,43 @@ Search::getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
       sent.stageAxis += microBatches * costs[range.first - 1].outputBytes;
   }
   return sent;
+}
+
+Search::GradientReduction Search::getGradientReduction(double elements,
+                                                       double partial,
+                                                       const StageMesh &mesh,
+                                                       int zeroStage) const {
+  int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
+  double bytesPerElement = graph.getGradientCommunicationBytes();
+  double wholeBytes = (elements - partial) * bytesPerElement;
+  double partialBytes = partial * bytesPerElement;
+  auto allReduce = [&](double bytes, const GroupPlacement &group) {
+    return getBestCollective(CollectiveKind::AllReduce, bytes, group, cluster)
+        .time;
+  };
+  // Over the data-parallel group (reduce-scatter and all-gather under ZeRO,
+  // the same bytes), behind the backward passes.
+  GradientReduction reduction;
+  reduction.time = allReduce(wholeBytes, mesh.getGroup(kDataAxis));
+  reduction.sent.dataAxis =
+      dpc::getSentBytes(CollectiveKind::AllReduce, wholeBytes, d);
+  if (zeroStage == 0) {
+    // One reduction over the stage's devices.
+    reduction.time += allReduce(partialBytes, mesh.getStageDevices());
+    (d > 1 ? reduction.sent.dataAxis : reduction.sent.tensorAxis) +=
+        dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes, d * t);
+    return reduction;
+  }
+  // Under ZeRO each replica needs its shard only: reduce-scattered over the
+  // data axis, the shard all-reduced over the tensor axis, and the updated
+  // shards gathered.
+  reduction.time += allReduce(partialBytes, mesh.getGroup(kDataAxis)) +
+                    allReduce(partialBytes / d, mesh.getGroup(kTensorAxis));
+  reduction.sent.dataAxis +=
+      2 * dpc::getSentBytes(CollectiveKind::ReduceScatter, partialBytes, d);
+  reduction.sent.tensorAxis +=
+      dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes / d, t);
+  return reduction;
 }
 
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -423,49 +471,17 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     double stageTime = plan.computeTime + plan.communicationTime + sendsOfStage;
     slowest = std::max(slowest, stageTime);
     result.sendTime = std::max(result.sendTime, sendsOfStage);
-    // Gradients reduce over the data-parallel group (reduce-scatter and
-    // all-gather under ZeRO, the same bytes), behind the backward passes.
-    // A weight read where the tensor axis splits a factor it lacks (the
-    // batch, a layer norm's sequence) has a gradient partial over that
-    // axis too: one reduction over the stage's devices.
-    double bytesPerElement = graph.getGradientCommunicationBytes();
     double partial = 0.0;
     for (SegmentRange range : plan.chunks)
       for (unsigned i = range.first; i < range.end; ++i)
         partial += costs[i].tensorPartialGradientElements;
-    partial = std::min(partial, elements);
-    double gradientBytes = (elements - partial) * bytesPerElement;
-    double partialBytes = partial * bytesPerElement;
-    plan.gradientSyncTime =
-        getBestCollective(CollectiveKind::AllReduce, gradientBytes,
-                          mesh.getGroup(kDataAxis), cluster)
-            .time +
-        (z == 0 ? getBestCollective(CollectiveKind::AllReduce, partialBytes,
-                                    mesh.getStageDevices(), cluster)
-                      .time
-                : getBestCollective(CollectiveKind::AllReduce, partialBytes,
-                                    mesh.getGroup(kDataAxis), cluster)
-                          .time +
-                      getBestCollective(CollectiveKind::AllReduce,
-                                        partialBytes / d,
-                                        mesh.getGroup(kTensorAxis), cluster)
-                          .time);
+    GradientReduction reduction =
+        getGradientReduction(elements, std::min(partial, elements), mesh, z);
+    plan.gradientSyncTime = reduction.time;
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
-    plan.sent.dataAxis +=
-        dpc::getSentBytes(CollectiveKind::AllReduce, gradientBytes, d);
-    int64_t t = mesh.getTensorParallel();
-    if (z == 0) {
-      (d > 1 ? plan.sent.dataAxis : plan.sent.tensorAxis) +=
-          dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes, d * t);
-    } else {
-      // Under ZeRO each replica needs its shard only: reduce-scattered over
-      // the data axis, the shard all-reduced over the tensor axis, and the
-      // updated shards gathered.
-      plan.sent.dataAxis +=
-          2 * dpc::getSentBytes(CollectiveKind::ReduceScatter, partialBytes, d);
-      plan.sent.tensorAxis +=
-          dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes / d, t);
-    }
+    plan.sent.tensorAxis += reduction.sent.tensorAxis;
+    plan.sent.dataAxis += reduction.sent.dataAxis;
+    double bytesPerElement = graph.getGradientCommunicationBytes();
     if (z >= 3)
       plan.sent.dataAxis += 2.0 * microBatches *
                             dpc::getSentBytes(CollectiveKind::AllGather,
