@@ -5,6 +5,7 @@
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 #include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
 
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -45,8 +46,8 @@ static void addAlong(CommunicationVolume &volume, ArrayAttr axes,
   bool stage = false, data = false;
   for (Attribute axis : axes) {
     StringRef name = getPlanAxis(cast<StringAttr>(axis).getValue());
-    stage |= name == "pp";
-    data |= name == "dp";
+    stage |= name == kStageAxisName;
+    data |= name == kDataAxisName;
   }
   (stage  ? volume.stageAxis
    : data ? volume.dataAxis
@@ -65,10 +66,7 @@ countSentBytes(func::FuncOp function,
           call, call.getCalleeAttr());
       if (!callee)
         return;
-      CommunicationVolume inner = countSentBytes(callee, counted);
-      volume.tensorAxis += inner.tensorAxis;
-      volume.dataAxis += inner.dataAxis;
-      volume.stageAxis += inner.stageAxis;
+      volume += countSentBytes(callee, counted);
       return;
     }
     std::optional<std::pair<CollectiveKind, double>> buffer =

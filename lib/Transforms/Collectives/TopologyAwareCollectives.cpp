@@ -18,11 +18,11 @@
 
 #include "dpc/Analysis/CostModel/CommunicationCost.h"
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
+#include "dpc/Transforms/Collectives/CommunicationVolume.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::dpc {
 #define GEN_PASS_DEF_TOPOLOGYAWARECOLLECTIVES
@@ -126,12 +126,7 @@ struct PricedCollective {
   double bytes;
 
   explicit PricedCollective(Operation *op) {
-    kind =
-        llvm::TypeSwitch<Operation *, CollectiveKind>(op)
-            .Case([](ReduceScatterOp) { return CollectiveKind::ReduceScatter; })
-            .Case([](AllGatherOp) { return CollectiveKind::AllGather; })
-            .Case([](AllToAllOp) { return CollectiveKind::AllToAll; })
-            .Default([](Operation *) { return CollectiveKind::AllReduce; });
+    std::tie(kind, bytes) = *getCommunicatedBuffer(op);
     mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(
         op, op->getAttrOfType<FlatSymbolRefAttr>("mesh"));
     shape.assign(mesh.getShape().begin(), mesh.getShape().end());
@@ -139,9 +134,6 @@ struct PricedCollective {
       axisNames.push_back(cast<StringAttr>(axis).getValue());
       axes.push_back(*mesh.getAxisIndex(axisNames.back()));
     }
-    bytes = getSizeInBytes(kind == CollectiveKind::AllGather
-                               ? op->getResult(0).getType()
-                               : op->getOperand(0).getType());
   }
 
   double getTime(CollectiveAlgorithm algorithm, const Cluster &cluster) const {

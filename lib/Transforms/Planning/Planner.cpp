@@ -479,8 +479,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         getGradientReduction(elements, std::min(partial, elements), mesh, z);
     plan.gradientSyncTime = reduction.time;
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
-    plan.sent.tensorAxis += reduction.sent.tensorAxis;
-    plan.sent.dataAxis += reduction.sent.dataAxis;
+    plan.sent += reduction.sent;
     double bytesPerElement = graph.getGradientCommunicationBytes();
     if (z >= 3)
       plan.sent.dataAxis += 2.0 * microBatches *

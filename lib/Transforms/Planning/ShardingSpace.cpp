@@ -375,10 +375,7 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
         continue;
       cost.communicationTime +=
           getEdgeTime(operand, *produced, s.operands[i], false);
-      CommunicationVolume sent =
-          getEdgeSentBytes(operand, *produced, s.operands[i]);
-      cost.sent.tensorAxis += sent.tensorAxis;
-      cost.sent.dataAxis += sent.dataAxis;
+      cost.sent += getEdgeSentBytes(operand, *produced, s.operands[i]);
       bool weight = graph.isParameter(operand) ||
                     (operand.getDefiningOp() &&
                      strategies[*from][choice[*from]].oncePerStep);

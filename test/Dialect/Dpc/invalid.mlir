@@ -1031,6 +1031,23 @@ func.func @one_per_result(%x: tensor<4xf32>) {
 
 // -----
 
+dpc.mesh @plan ["dp"=2]
+func.func @hierarchical_not_axis_names(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.all_reduce' op 'dpc.hierarchical' is the non-empty list of axis names of the all-reduce a collective is part of}}
+  %0 = dpc.all_reduce %x over @plan ["dp"] <sum> {dpc.hierarchical = [1]} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @hierarchical_not_a_collective(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'dpc.neg' op 'dpc.hierarchical' is the non-empty list of axis names of the all-reduce a collective is part of}}
+  %0 = dpc.neg %x {dpc.hierarchical = ["dp"]} : tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @stage(%x: tensor<4xf32>) {
   // expected-error @+1 {{'dpc.neg' op 'dpc.stage' must be a non-negative i64 stage index}}
   %0 = dpc.neg %x {dpc.stage = "x"} : tensor<4xf32>

@@ -88,6 +88,12 @@ struct CommunicationVolume {
   double tensorAxis = 0.0, dataAxis = 0.0, stageAxis = 0.0;
 
   double getTotal() const { return tensorAxis + dataAxis + stageAxis; }
+  CommunicationVolume &operator+=(const CommunicationVolume &other) {
+    tensorAxis += other.tensorAxis;
+    dataAxis += other.dataAxis;
+    stageAxis += other.stageAxis;
+    return *this;
+  }
 };
 
 struct CollectiveChoice {

@@ -178,6 +178,16 @@ LogicalResult DpcDialect::verifyOperationAttribute(Operation *op,
              << "optimizer)";
     return success();
   }
+  if (name == kHierarchicalAttrName) {
+    auto axes = dyn_cast<ArrayAttr>(value);
+    if (!axes || axes.empty() ||
+        !llvm::all_of(axes, llvm::IsaPred<StringAttr>) ||
+        !op->hasTrait<OpTrait::Communicates>())
+      return op->emitOpError("'")
+             << name << "' is the non-empty list of axis names of the "
+             << "all-reduce a collective is part of";
+    return success();
+  }
   if (name == kCheckpointAttrName) {
     if (!isa<UnitAttr>(value) || op->getNumResults() == 0)
       return op->emitOpError("'")
