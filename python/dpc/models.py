@@ -189,10 +189,68 @@ MODELS: Dict[str, Callable[[], Spec]] = {
 }
 
 
+def _without_dropout(net: nn.Module) -> nn.Module:
+    """Sets every dropout's probability to 0: dpc draws its own masks, so a
+    model compared step for step with PyTorch must not drop anything."""
+    for m in net.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+    return net
+
+
+def mobilenet_v3_small() -> Spec:
+    """torchvision's MobileNetV3-Small: HardSwish and HardSigmoid (the
+    squeeze-excitation gates), depthwise convolutions."""
+    import torchvision
+
+    net = _without_dropout(torchvision.models.mobilenet_v3_small(num_classes=10))
+    _jitter_norms(net)
+    # 64x64 keeps the last stages' batch norms over more than 2 values (at
+    # 32x32 they are 1x1, and the gradients too ill-conditioned to compare).
+    inputs = {"x": torch.randn(2, 3, 64, 64), "target": torch.randint(0, 10, (2,))}
+    return Spec(WithLoss(net), inputs, _loss_outputs())
+
+
+def densenet121() -> Spec:
+    """torchvision's DenseNet-121: concatenation everywhere, and the average
+    pools counting their padding, which PyTorch exports as Pad + AveragePool."""
+    import torchvision
+
+    net = torchvision.models.densenet121(num_classes=10)
+    _jitter_norms(net)
+    inputs = {"x": torch.randn(4, 3, 32, 32), "target": torch.randint(0, 10, (4,))}
+    return Spec(WithLoss(net), inputs, _loss_outputs())
+
+
+def swin() -> Spec:
+    """torchvision's Swin Transformer, two stages of a small width: shifted
+    windows (Swin's mask is built with ScatterND, its window arithmetic
+    with Mod), patch merging, relative position bias (a Gather)."""
+    from torchvision.models.swin_transformer import SwinTransformer
+
+    # Stochastic depth draws its own randomness; dpc has no such op.
+    net = SwinTransformer(patch_size=[4, 4], embed_dim=16, depths=[2, 2],
+                          num_heads=[2, 4], window_size=[2, 2], num_classes=10,
+                          stochastic_depth_prob=0.0)
+    _jitter_norms(net)
+    inputs = {"x": torch.randn(2, 3, 32, 32), "target": torch.randint(0, 10, (2,))}
+    return Spec(WithLoss(net), inputs, _loss_outputs())
+
+
+# Real models that check the importer's breadth (op types the four bundled
+# models do not use). Larger: the tests that run every bundled model leave
+# them out; test_importer_models.py checks them.
+IMPORTER_MODELS: Dict[str, Callable[[], Spec]] = {
+    "mobilenet_v3_small": mobilenet_v3_small,
+    "densenet121": densenet121,
+    "swin": swin,
+}
+
+
 def build(name: str, seed: int = 0) -> Spec:
     """Builds model `name` with weights and inputs fixed by `seed`."""
     torch.manual_seed(seed)
-    return MODELS[name]()
+    return {**MODELS, **IMPORTER_MODELS}[name]()
 
 
 def reference(spec: Spec) -> Dict[str, np.ndarray]:
@@ -283,7 +341,8 @@ def export_spec(name: str, spec: Spec, outdir: str, seed: int = 0) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("name", choices=sorted(MODELS) + ["all"])
+    p.add_argument("name", choices=sorted(MODELS) + sorted(IMPORTER_MODELS) + ["all"],
+                   help="a model; 'all' is the four bundled ones (not IMPORTER_MODELS)")
     p.add_argument("outdir")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)

@@ -702,6 +702,7 @@ const OpConverterMap &mlir::dpc::onnx_import::getOpConverters() {
     OpConverterMap map;
     addElementwiseConverters(map);
     addShapeConverters(map);
+    addNdIndexConverters(map);
     addNeuralNetConverters(map);
     return map;
   }();

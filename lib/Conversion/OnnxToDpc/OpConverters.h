@@ -93,6 +93,7 @@ const OpConverterMap &getOpConverters();
 
 void addElementwiseConverters(OpConverterMap &converters);
 void addShapeConverters(OpConverterMap &converters);
+void addNdIndexConverters(OpConverterMap &converters);
 void addNeuralNetConverters(OpConverterMap &converters);
 
 //===----------------------------------------------------------------------===//

@@ -102,6 +102,24 @@ def string_input():
                  [tensor("s", [2], TensorProto.STRING)], [tensor("t", [2], TensorProto.STRING)])
 
 
+def gather_nd():
+    """GatherND with literal indices and with indices given at run time."""
+    indices = numpy_helper.from_array(np.array([[0, 1], [1, -1]], np.int64), "fixed")
+    return model([helper.make_node("GatherND", ["x", "fixed"], ["y"], name="fixed_nd"),
+                  helper.make_node("GatherND", ["x", "idx"], ["z"], name="runtime_nd")],
+                 [tensor("x", [2, 3, 4]), tensor("idx", [5, 2], TensorProto.INT64)],
+                 [tensor("y", [2, 4]), tensor("z", [5, 4])], [indices])
+
+
+def scatter_nd():
+    """ScatterND overwriting two rows of a tensor computed by the model."""
+    indices = numpy_helper.from_array(np.array([[3], [0]], np.int64), "rows")
+    return model([helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                  helper.make_node("ScatterND", ["r", "rows", "u"], ["y"], name="put")],
+                 [tensor("x", [4, 2]), tensor("u", [2, 2])], [tensor("y", [4, 2])],
+                 [indices])
+
+
 CASES = {
     "linear": linear,
     "unsupported": unsupported,
@@ -110,6 +128,8 @@ CASES = {
     "batchnorm-training": batchnorm_training,
     "loss": loss,
     "string-input": string_input,
+    "gather-nd": gather_nd,
+    "scatter-nd": scatter_nd,
 }
 
 
