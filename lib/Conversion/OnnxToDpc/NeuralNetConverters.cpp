@@ -703,6 +703,7 @@ const OpConverterMap &mlir::dpc::onnx_import::getOpConverters() {
     addElementwiseConverters(map);
     addShapeConverters(map);
     addNdIndexConverters(map);
+    addEinsumConverter(map);
     addNeuralNetConverters(map);
     return map;
   }();

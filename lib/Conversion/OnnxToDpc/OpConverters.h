@@ -94,6 +94,7 @@ const OpConverterMap &getOpConverters();
 void addElementwiseConverters(OpConverterMap &converters);
 void addShapeConverters(OpConverterMap &converters);
 void addNdIndexConverters(OpConverterMap &converters);
+void addEinsumConverter(OpConverterMap &converters);
 void addNeuralNetConverters(OpConverterMap &converters);
 
 //===----------------------------------------------------------------------===//

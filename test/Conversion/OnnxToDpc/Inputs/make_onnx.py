@@ -40,12 +40,10 @@ def linear():
 def unsupported():
     m = model([helper.make_node("Relu", ["x"], ["r"], name="relu"),
                helper.make_node("NonMaxSuppression", ["r", "scores"], ["up"], name="nms_1"),
-               helper.make_node("Einsum", ["up", "w"], ["y"], name="contract",
-                                equation="ij,jk->ik"),
+               helper.make_node("Det", ["up"], ["y"], name="det"),
                helper.make_node("FusedGelu", ["y"], ["z"], name="gelu", domain="com.example")],
               [tensor("x", [1, 2, 4, 4])], [tensor("z", None)],
-              [numpy_helper.from_array(np.ones([1, 1, 4], np.float32), "scores"),
-               weight("w", [2, 2, 3, 3])])
+              [numpy_helper.from_array(np.ones([1, 1, 4], np.float32), "scores")])
     m.opset_import.append(helper.make_opsetid("com.example", 1))
     return m
 
@@ -120,6 +118,14 @@ def scatter_nd():
                  [indices])
 
 
+def einsum():
+    """Attention scores: b and h batch the product, d is contracted."""
+    return model([helper.make_node("Einsum", ["q", "k"], ["s"], name="scores",
+                                   equation="bqhd,bkhd->bhqk")],
+                 [tensor("q", [2, 5, 3, 4]), tensor("k", [2, 6, 3, 4])],
+                 [tensor("s", [2, 3, 5, 6])])
+
+
 CASES = {
     "linear": linear,
     "unsupported": unsupported,
@@ -130,6 +136,7 @@ CASES = {
     "string-input": string_input,
     "gather-nd": gather_nd,
     "scatter-nd": scatter_nd,
+    "einsum": einsum,
 }
 
 
