@@ -146,6 +146,16 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
     results.push_back(std::move(*tensor));
     return results;
   };
+  // An optional operand: null when absent.
+  auto optional = [&](Value value) -> const Tensor * {
+    return value ? &in(value) : nullptr;
+  };
+  auto many = [](FailureOr<SmallVector<Tensor>> tensors) -> FailureOr<Results> {
+    if (failed(tensors))
+      return failure();
+    return Results(std::make_move_iterator(tensors->begin()),
+                   std::make_move_iterator(tensors->end()));
+  };
   // An elementwise op of two broadcast operands.
   auto binary = [&](auto fn) {
     return one(zipBroadcast(operand(0), operand(1), resultShape(),
@@ -391,6 +401,28 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
         const Tensor *bias = norm.getBias() ? &in(norm.getBias()) : nullptr;
         return one(layerNorm(operand(0), operand(1), bias, norm.getAxis(),
                              norm.getEpsilon().convertToFloat()));
+      })
+      .Case([&](LstmOp layer) -> FailureOr<Results> {
+        return many(lstm(op, operand(0), operand(1), operand(2), operand(3),
+                         operand(4), operand(5), optional(layer.getLengths()),
+                         layer.getReverse()));
+      })
+      .Case([&](LstmGradOp grad) -> FailureOr<Results> {
+        return many(lstmGrad(op, operand(0), operand(1), operand(2), operand(3),
+                             operand(4), operand(5), operand(6), operand(7),
+                             operand(8), optional(grad.getLengths()),
+                             grad.getReverse()));
+      })
+      .Case([&](GruOp layer) -> FailureOr<Results> {
+        return many(gru(op, operand(0), operand(1), operand(2), operand(3),
+                        operand(4), optional(layer.getLengths()),
+                        layer.getReverse(), layer.getLinearBeforeReset()));
+      })
+      .Case([&](GruGradOp grad) -> FailureOr<Results> {
+        return many(gruGrad(op, operand(0), operand(1), operand(2), operand(3),
+                            operand(4), operand(5), operand(6),
+                            optional(grad.getLengths()), grad.getReverse(),
+                            grad.getLinearBeforeReset()));
       })
       .Case([&](BatchNormOp norm) -> FailureOr<Results> {
         FailureOr<SmallVector<Tensor>> results =

@@ -215,6 +215,36 @@ FailureOr<Tensor> classificationLoss(Operation *op, const Tensor &input,
                                      LossReduction reduction,
                                      int64_t ignoreIndex, bool fromLogits);
 
+//===----------------------------------------------------------------------===//
+// Recurrent layers (Recurrent.cpp)
+//===----------------------------------------------------------------------===//
+
+/// One direction of an LSTM: output, final h, final c. Fails on a sequence
+/// length outside [0, T].
+FailureOr<SmallVector<Tensor>> lstm(Operation *op, const Tensor &x,
+                                    const Tensor &w, const Tensor &r,
+                                    const Tensor &bias, const Tensor &h0,
+                                    const Tensor &c0, const Tensor *lengths,
+                                    bool reverse);
+/// The gradients of an LSTM's x, w, r, bias, h0 and c0.
+FailureOr<SmallVector<Tensor>>
+lstmGrad(Operation *op, const Tensor &x, const Tensor &w, const Tensor &r,
+         const Tensor &bias, const Tensor &h0, const Tensor &c0,
+         const Tensor &gradOutput, const Tensor &gradH, const Tensor &gradC,
+         const Tensor *lengths, bool reverse);
+/// One direction of a GRU: output, final h.
+FailureOr<SmallVector<Tensor>> gru(Operation *op, const Tensor &x,
+                                   const Tensor &w, const Tensor &r,
+                                   const Tensor &bias, const Tensor &h0,
+                                   const Tensor *lengths, bool reverse,
+                                   bool linearBeforeReset);
+/// The gradients of a GRU's x, w, r, bias and h0.
+FailureOr<SmallVector<Tensor>>
+gruGrad(Operation *op, const Tensor &x, const Tensor &w, const Tensor &r,
+        const Tensor &bias, const Tensor &h0, const Tensor &gradOutput,
+        const Tensor &gradH, const Tensor *lengths, bool reverse,
+        bool linearBeforeReset);
+
 } // namespace mlir::dpc::interpreter
 
 #endif // DPC_LIB_INTERPRETER_KERNELS_H

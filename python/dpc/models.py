@@ -237,6 +237,38 @@ def swin() -> Spec:
     return Spec(WithLoss(net), inputs, _loss_outputs())
 
 
+class RecurrentClassifier(nn.Module):
+    """Embedding, a 2-layer bidirectional nn.LSTM or nn.GRU (batch first),
+    and a linear head on the last step's features."""
+
+    def __init__(self, cell: str, vocab=20, embed=8, hidden=6, classes=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed)
+        self.rnn = getattr(nn, cell)(embed, hidden, num_layers=2, batch_first=True,
+                                     bidirectional=True)
+        self.head = nn.Linear(2 * hidden, classes)
+
+    def forward(self, tokens):
+        features, _ = self.rnn(self.embed(tokens))
+        return self.head(features[:, -1])
+
+
+def _recurrent(cell: str) -> Spec:
+    inputs = {"tokens": torch.randint(0, 20, (4, 7)),
+              "target": torch.randint(0, 5, (4,))}
+    return Spec(WithLoss(RecurrentClassifier(cell)), inputs, _loss_outputs())
+
+
+def lstm() -> Spec:
+    """nn.LSTM: ONNX LSTM nodes, one per layer, both directions each."""
+    return _recurrent("LSTM")
+
+
+def gru() -> Spec:
+    """nn.GRU: ONNX GRU nodes (linear_before_reset, PyTorch's form)."""
+    return _recurrent("GRU")
+
+
 # Real models that check the importer's breadth (op types the four bundled
 # models do not use). Larger: the tests that run every bundled model leave
 # them out; test_importer_models.py checks them.
@@ -244,6 +276,8 @@ IMPORTER_MODELS: Dict[str, Callable[[], Spec]] = {
     "mobilenet_v3_small": mobilenet_v3_small,
     "densenet121": densenet121,
     "swin": swin,
+    "lstm": lstm,
+    "gru": gru,
 }
 
 

@@ -24,3 +24,16 @@ func.func @costs(%a: tensor<4x16xf32>, %b: tensor<16x8xf32>, %x: tensor<2x3x8x8x
   %5 = dpc.softmax %0 {axis = 1 : i64} : tensor<4x8xf32>
   return
 }
+
+// A recurrent layer: T * B steps of 2 * 4H * (I + H) flops for its two
+// products and ~3 per gate element; its gradient op about three forwards
+// (the rerun forward, then the input's and the weights' products).
+// CHECK-LABEL: func.func @recurrent
+func.func @recurrent(%x: tensor<5x8x3xf32>, %w: tensor<16x3xf32>, %r: tensor<16x4xf32>, %b: tensor<32xf32>, %h: tensor<8x4xf32>) {
+  // 40 * (2 * 16 * 7 + 3 * 16) = 10880.
+  // CHECK: dpc.lstm {{.*}}dpc.flops = 10880 : i64
+  %y, %hT, %cT = dpc.lstm %x, %w, %r, %b, %h, %h : (tensor<5x8x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<5x8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+  // CHECK: dpc.lstm_grad {{.*}}dpc.flops = 32640 : i64
+  %g:6 = dpc.lstm_grad %x, %w, %r, %b, %h, %h, %y, %hT, %cT : (tensor<5x8x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<5x8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<5x8x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+  return
+}

@@ -69,3 +69,17 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   %3 = dpc.pad %p {low = array<i64: 1>, high = array<i64: 1>, interior = array<i64: 0>, value = 0.0 : f64} : tensor<4xf32> -> tensor<6xf32>
   return
 }
+
+// A recurrent layer splits only its batch (f); time, input and hidden sizes
+// stay whole. In its gradient op the batch is a reduction: the weights'
+// gradients sum over it, the input's and states' gradients split with it.
+// CHECK-LABEL: func.func @recurrent
+func.func @recurrent(%x: tensor<5x8x3xf32>, %w: tensor<16x3xf32>, %r: tensor<16x4xf32>, %b: tensor<32xf32>, %h: tensor<8x4xf32>, %n: tensor<8xi64>, %w3: tensor<12x3xf32>, %r3: tensor<12x4xf32>, %b3: tensor<24xf32>) -> tensor<5x8x4xf32> {
+  // CHECK: dpc.lstm {{.*}}dpc.sharding_rule = "([a,f,b],[d,b],[d,c],[e],[f,c],[f,c],[f])->([a,f,c],[f,c],[f,c]) {a=5 whole, b=3 whole, c=4 whole, d=16 whole, e=32 whole, f=8}"
+  %y, %hT, %cT = dpc.lstm %x, %w, %r, %b, %h, %h lengths %n : (tensor<5x8x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<8xi64>) -> (tensor<5x8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+  // CHECK: dpc.lstm_grad {{.*}}dpc.sharding_rule = "([a,f,b],[d,b],[d,c],[e],[f,c],[f,c],[a,f,c],[f,c],[f,c])->([a,f,b],[d,b],[d,c],[e],[f,c],[f,c]) {a=5 whole, b=3 whole, c=4 whole, d=16 whole, e=32 whole, f=8 reduction}"
+  %g:6 = dpc.lstm_grad %x, %w, %r, %b, %h, %h, %y, %hT, %cT : (tensor<5x8x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<8x4xf32>, tensor<8x4xf32>, tensor<5x8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) -> (tensor<5x8x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<8x4xf32>, tensor<8x4xf32>)
+  // CHECK: dpc.gru {{.*}}dpc.sharding_rule = "([a,f,b],[d,b],[d,c],[e],[f,c])->([a,f,c],[f,c]) {a=5 whole, b=3 whole, c=4 whole, d=12 whole, e=24 whole, f=8}"
+  %z, %zT = dpc.gru %x, %w3, %r3, %b3, %h : (tensor<5x8x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<8x4xf32>) -> (tensor<5x8x4xf32>, tensor<8x4xf32>)
+  return %y : tensor<5x8x4xf32>
+}

@@ -440,6 +440,42 @@ case("scatter_add_elements_axis0",
      outputs={"r": [4, 3]})
 
 #===------------------------------------------------------------------------===#
+# Recurrent layers
+#===------------------------------------------------------------------------===#
+
+# T=3, B=2, I=3, H=2; the lengths end one entry early, so steps past a
+# sequence's end take no gradient and its final state is an earlier one.
+LENGTHS = {"n": np.array([3, 2], np.int64)}
+
+
+def recurrent_case(id, op, gates, states, attrs="", lengths=False):
+    names = ["h0", "c0"][:states]
+    operands = ", ".join(["%x", "%w", "%r", "%b"] + ["%" + n for n in names])
+    types = [ty([3, 2, 3]), ty([gates * 2, 3]), ty([gates * 2, 2]), ty([gates * 4])]
+    types += [ty([2, 2])] * states
+    if lengths:
+        operands += " lengths %n"
+        types.append(ty([2], "i64"))
+    results = ["%y", "%hT", "%cT"][:1 + states]
+    result_types = [ty([3, 2, 2])] + [ty([2, 2])] * states
+    body = "%s = dpc.%s %s %s : (%s) -> (%s)" % (
+        ", ".join(results), op, operands, attrs, ", ".join(types), ", ".join(result_types))
+    params = {"x": randn(3, 2, 3), "w": randn(gates * 2, 3), "r": randn(gates * 2, 2),
+              "b": randn(gates * 4)}
+    params.update({n: randn(2, 2) for n in names})
+    outputs = {"y": [3, 2, 2], "hT": [2, 2], "cT": [2, 2]}
+    case(id, body, params, LENGTHS if lengths else None,
+         outputs={k: outputs[k] for k in ["y", "hT", "cT"][:1 + states]})
+
+
+recurrent_case("lstm", "lstm", 4, 2)
+recurrent_case("lstm_reverse_lengths", "lstm", 4, 2, "{reverse}", lengths=True)
+recurrent_case("gru", "gru", 3, 1)
+recurrent_case("gru_linear_before_reset", "gru", 3, 1, "{linear_before_reset}")
+recurrent_case("gru_reverse_lengths_linear_before_reset", "gru", 3, 1,
+               "{linear_before_reset, reverse}", lengths=True)
+
+#===------------------------------------------------------------------------===#
 # Losses
 #===------------------------------------------------------------------------===#
 

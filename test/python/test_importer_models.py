@@ -1,6 +1,7 @@
 """Real models for the importer's breadth (dpc.models.IMPORTER_MODELS):
 torchvision's MobileNetV3-Small (HardSwish, HardSigmoid), DenseNet-121 (Pad
-before the average pools) and a small Swin Transformer (ScatterND, Mod).
+before the average pools), a small Swin Transformer (ScatterND, Mod), and
+nn.LSTM and nn.GRU classifiers (LSTM, GRU; bidirectional, two layers).
 
 Each is exported as PyTorch exports a training graph; dpc imports it, finds
 PyTorch's parameters, builds the training step and plans it for a mesh. The
@@ -20,6 +21,7 @@ import torch
 
 from dpc import models, tools
 from dpc.interpreter import interpret
+from dpc.train import initial_inputs, train
 
 NAMES = sorted(models.IMPORTER_MODELS)
 # The op types each model is here for.
@@ -27,6 +29,8 @@ USES = {
     "mobilenet_v3_small": {"HardSwish", "HardSigmoid"},
     "densenet121": {"Pad", "AveragePool"},
     "swin": {"ScatterND", "Mod"},
+    "lstm": {"LSTM"},
+    "gru": {"GRU"},
 }
 
 
@@ -100,8 +104,8 @@ def test_loss_gradients_and_statistics_equal_float64_pytorch(model):
                     function="forward_backward", precision="fp64")
 
     reference = _float64_reference(spec.model)
-    x, target = spec.inputs.values()
-    loss, _ = reference(x.double(), target)
+    loss, _ = reference(*[v.double() if v.is_floating_point() else v
+                          for v in spec.inputs.values()])
     loss.backward()
     np.testing.assert_allclose(got["loss"], loss.item(), rtol=1e-6)
     for name, param in reference.named_parameters():
@@ -129,3 +133,28 @@ def test_plans_for_a_mesh(model, tmp_path):
     assert plan["dp"] * plan["tp"] * plan["pp"] == plan["devices"] == 4
     totals = plan["totals"]
     assert 0 < totals["peak_memory_bytes"] <= totals["memory_limit_bytes"]
+
+
+@pytest.mark.parametrize("name", ["lstm", "gru"])
+@pytest.mark.parametrize("mesh,dp,tp,zero", [("2", 2, 1, 0), ("2x2", 2, 2, 1)])
+def test_recurrent_ranks_equal_one_device(tmp_path, name, mesh, dp, tp, zero):
+    """The recurrent layers split their batch over data-parallel ranks (the
+    weights' gradients summed across them); tensor-parallel ranks hold them
+    whole. 3 AdamW steps, fp64: the ranks equal one device to rounding."""
+    outdir = str(tmp_path)
+    models.export(name, outdir)
+    step = str(tmp_path / "step.mlir")
+    tools.run("dpc-opt", [os.path.join(outdir, name + ".onnx"), "--train",
+                          "--optimizer=adamw", "-o", step])
+    inputs, hyper = initial_inputs(step, outdir, name)
+    expected, losses = train(step, inputs, hyper, 3, "fp64")
+    partitioned = str(tmp_path / "partitioned.mlir")
+    tools.run("dpc-opt", [step, "--mesh=" + mesh, "--dp=%d" % dp, "--tp=%d" % tp,
+                          "--pp=1", "--zero=%d" % zero, "--partition", "-o", partitioned])
+    assert "dpc.all_reduce" in open(partitioned).read()
+    actual, actual_losses = train(partitioned, inputs, hyper, 3, "fp64")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
+    assert sorted(actual) == sorted(expected)
+    for key in expected:
+        np.testing.assert_allclose(actual[key], expected[key], rtol=1e-8, atol=1e-12,
+                                   err_msg=key)

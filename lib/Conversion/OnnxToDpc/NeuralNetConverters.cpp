@@ -704,6 +704,7 @@ const OpConverterMap &mlir::dpc::onnx_import::getOpConverters() {
     addShapeConverters(map);
     addNdIndexConverters(map);
     addEinsumConverter(map);
+    addRecurrentConverters(map);
     addNeuralNetConverters(map);
     return map;
   }();

@@ -95,6 +95,7 @@ void addElementwiseConverters(OpConverterMap &converters);
 void addShapeConverters(OpConverterMap &converters);
 void addNdIndexConverters(OpConverterMap &converters);
 void addEinsumConverter(OpConverterMap &converters);
+void addRecurrentConverters(OpConverterMap &converters);
 void addNeuralNetConverters(OpConverterMap &converters);
 
 //===----------------------------------------------------------------------===//

@@ -1390,3 +1390,66 @@ func.func @recv_from_self() -> tensor<4xf32> {
   %0 = dpc.recv over @plan ["pp"] shift 0 : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// dpc.lstm (C1)
+func.func @lstm_recurrence(%x: tensor<5x2x3xf32>, %w: tensor<16x3xf32>, %r: tensor<12x4xf32>, %b: tensor<32xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dpc.lstm' op needs a [T, B, I] input with T >= 1 and a [4H, H] recurrence, got 'tensor<5x2x3xf32>' and 'tensor<12x4xf32>' (C1)}}
+  %y, %hT, %cT = dpc.lstm %x, %w, %r, %b, %h, %h : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<12x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// dpc.lstm (C1)
+func.func @lstm_bias(%x: tensor<5x2x3xf32>, %w: tensor<16x3xf32>, %r: tensor<16x4xf32>, %b: tensor<16xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dpc.lstm' op bias should be 'tensor<32xf32>', got 'tensor<16xf32>' (C1)}}
+  %y, %hT, %cT = dpc.lstm %x, %w, %r, %b, %h, %h : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// dpc.lstm (C2)
+func.func @lstm_lengths(%x: tensor<5x2x3xf32>, %w: tensor<16x3xf32>, %r: tensor<16x4xf32>, %b: tensor<32xf32>, %h: tensor<2x4xf32>, %n: tensor<3xi64>) {
+  // expected-error @+1 {{'dpc.lstm' op lengths should have shape [2], got 'tensor<3xi64>' (C2)}}
+  %y, %hT, %cT = dpc.lstm %x, %w, %r, %b, %h, %h lengths %n : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<3xi64>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// dpc.lstm_grad (C1)
+func.func @lstm_grad_result(%x: tensor<5x2x3xf32>, %w: tensor<16x3xf32>, %r: tensor<16x4xf32>, %b: tensor<32xf32>, %h: tensor<2x4xf32>, %y: tensor<5x2x4xf32>) {
+  // expected-error @+1 {{'dpc.lstm_grad' op result gradient 1 should be 'tensor<2x4xf32>', got 'tensor<5x2x4xf32>' (C1)}}
+  %g:6 = dpc.lstm_grad %x, %w, %r, %b, %h, %h, %y, %y, %h : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>, tensor<5x2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// dpc.gru (C1)
+func.func @gru_output(%x: tensor<5x2x3xf32>, %w: tensor<12x3xf32>, %r: tensor<12x4xf32>, %b: tensor<24xf32>, %h: tensor<2x4xf32>) {
+  // expected-error @+1 {{'dpc.gru' op result 0 should be 'tensor<5x2x4xf32>', got 'tensor<5x2x3xf32>' (C1)}}
+  %y, %hT = dpc.gru %x, %w, %r, %b, %h : (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>) -> (tensor<5x2x3xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// dpc.gru (C2)
+func.func @gru_lengths(%x: tensor<5x2x3xf32>, %w: tensor<12x3xf32>, %r: tensor<12x4xf32>, %b: tensor<24xf32>, %h: tensor<2x4xf32>, %n: tensor<2x1xi64>) {
+  // expected-error @+1 {{'dpc.gru' op lengths should have shape [2], got 'tensor<2x1xi64>' (C2)}}
+  %y, %hT = dpc.gru %x, %w, %r, %b, %h lengths %n : (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>, tensor<2x1xi64>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>)
+  return
+}
+
+// -----
+
+// dpc.gru_grad (C1)
+func.func @gru_grad_result(%x: tensor<5x2x3xf32>, %w: tensor<12x3xf32>, %r: tensor<12x4xf32>, %b: tensor<24xf32>, %h: tensor<2x4xf32>, %y: tensor<5x2x4xf32>) {
+  // expected-error @+1 {{'dpc.gru_grad' op result 1 should be 'tensor<12x3xf32>', got 'tensor<12x4xf32>' (C1)}}
+  %g:5 = dpc.gru_grad %x, %w, %r, %b, %h, %y, %h : (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x3xf32>, tensor<12x4xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>)
+  return
+}

@@ -284,3 +284,16 @@ func.func @element_gather(%x: tensor<3x4xf32>, %i: tensor<2x3xi64>) -> tensor<3x
   %1 = dpc.scatter_add_elements %0[%i] {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x3xi64>) -> tensor<3x4xf32>
   return %1 : tensor<3x4xf32>
 }
+
+// CHECK-LABEL: func.func @recurrent_layers
+func.func @recurrent_layers(%x: tensor<5x2x3xf32>, %w4: tensor<16x3xf32>, %r4: tensor<16x4xf32>, %b4: tensor<32xf32>, %w3: tensor<12x3xf32>, %r3: tensor<12x4xf32>, %b3: tensor<24xf32>, %h: tensor<2x4xf32>, %n: tensor<2xi32>) -> (tensor<5x2x4xf32>, tensor<5x2x4xf32>) {
+  // CHECK: dpc.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} lengths %{{.*}} {reverse} : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2xi32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  %y, %hT, %cT = dpc.lstm %x, %w4, %r4, %b4, %h, %h lengths %n {reverse} : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2xi32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  // CHECK: dpc.lstm_grad {{.*}} : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  %g:6 = dpc.lstm_grad %x, %w4, %r4, %b4, %h, %h, %y, %hT, %cT : (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x3xf32>, tensor<16x3xf32>, tensor<16x4xf32>, tensor<32xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  // CHECK: dpc.gru {{.*}} {linear_before_reset} : (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>)
+  %z, %zT = dpc.gru %x, %w3, %r3, %b3, %h {linear_before_reset} : (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>)
+  // CHECK: dpc.gru_grad {{.*}} lengths %{{.*}} {linear_before_reset, reverse}
+  %k:5 = dpc.gru_grad %x, %w3, %r3, %b3, %h, %z, %zT lengths %n {linear_before_reset, reverse} : (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>, tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2xi32>) -> (tensor<5x2x3xf32>, tensor<12x3xf32>, tensor<12x4xf32>, tensor<24xf32>, tensor<2x4xf32>)
+  return %y, %z : tensor<5x2x4xf32>, tensor<5x2x4xf32>
+}

@@ -933,6 +933,158 @@ def Dpc_ScatterAddElementsOp : Dpc_Op<"scatter_add_elements",
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrent layers
+//===----------------------------------------------------------------------===//
+
+// The time loop of a recurrent layer is one op, so that the planner prices
+// and shards it whole (its batch splits; time and the hidden state do not).
+
+def Dpc_LstmOp : Dpc_Op<"lstm", [Dpc_Differentiable, Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "One direction of an LSTM layer over a sequence (ONNX LSTM)";
+  let description = [{
+    With `x_t = input[t]` and gates in ONNX's order (i, o, f, c) along the
+    rows of `weights`, `recurrence` and the two halves of `bias`
+    (`[Wb; Rb]`):
+
+    ```
+    i = sigmoid(x_t Wi^T + h Ri^T + Wbi + Rbi)     o, f likewise
+    g = tanh(x_t Wc^T + h Rc^T + Wbc + Rbc)
+    c = f * c + i * g;   h = o * tanh(c);   output[t] = h
+    ```
+
+    starting from `initial_h` and `initial_c`, for `t` from 0 up, or down
+    from the last step with `reverse`. With `lengths`, batch entry `b` runs
+    `lengths[b]` steps (the first ones, or the last of those with
+    `reverse`), its output is zero after them, and `final_h`/`final_c` are
+    its state after its last step. Computed in double, rounded once.
+
+    Constraints:
+    - (C1) `input` is `[T, B, I]` with `T >= 1`; `weights` `[4H, I]`;
+      `recurrence` `[4H, H]`; `bias` `[8H]`; `initial_h`, `initial_c`,
+      `final_h`, `final_c` `[B, H]`; `output` `[T, B, H]`; all of one
+      element type.
+    - (C2) `lengths`, if given, is `[B]`, each within `[0, T]` (checked
+      when run).
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$weights,
+                       Dpc_FloatTensor:$recurrence, Dpc_FloatTensor:$bias,
+                       Dpc_FloatTensor:$initial_h, Dpc_FloatTensor:$initial_c,
+                       Optional<Dpc_IndexTensor>:$lengths, UnitAttr:$reverse);
+  let results = (outs Dpc_FloatTensor:$output, Dpc_FloatTensor:$final_h,
+                      Dpc_FloatTensor:$final_c);
+  let assemblyFormat = "$input `,` $weights `,` $recurrence `,` $bias `,` "
+                       "$initial_h `,` $initial_c (`lengths` $lengths^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_LstmGradOp : Dpc_Op<"lstm_grad", [Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Gradients of an lstm (backpropagation through time)";
+  let description = [{
+    Given the operands of an `lstm` and the gradients of its three results,
+    returns the gradients of its six float operands. It reruns the forward
+    steps (nothing but the operands is kept from the forward) and then
+    walks back through time.
+
+    Constraints:
+    - (C1) the operands are an `lstm`'s (its C1) followed by
+      `grad_output`, `grad_final_h` and `grad_final_c` of its results'
+      types; each result has the type of the operand it differentiates.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$weights,
+                       Dpc_FloatTensor:$recurrence, Dpc_FloatTensor:$bias,
+                       Dpc_FloatTensor:$initial_h, Dpc_FloatTensor:$initial_c,
+                       Dpc_FloatTensor:$grad_output,
+                       Dpc_FloatTensor:$grad_final_h,
+                       Dpc_FloatTensor:$grad_final_c,
+                       Optional<Dpc_IndexTensor>:$lengths, UnitAttr:$reverse);
+  let results = (outs Dpc_FloatTensor:$grad_input,
+                      Dpc_FloatTensor:$grad_weights,
+                      Dpc_FloatTensor:$grad_recurrence,
+                      Dpc_FloatTensor:$grad_bias,
+                      Dpc_FloatTensor:$grad_initial_h,
+                      Dpc_FloatTensor:$grad_initial_c);
+  let assemblyFormat = "$input `,` $weights `,` $recurrence `,` $bias `,` "
+                       "$initial_h `,` $initial_c `,` $grad_output `,` "
+                       "$grad_final_h `,` $grad_final_c "
+                       "(`lengths` $lengths^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_GruOp : Dpc_Op<"gru", [Dpc_Differentiable, Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "One direction of a GRU layer over a sequence (ONNX GRU)";
+  let description = [{
+    With `x_t = input[t]` and gates in ONNX's order (z, r, h):
+
+    ```
+    z = sigmoid(x_t Wz^T + h Rz^T + Wbz + Rbz)     r likewise
+    n = tanh(x_t Wh^T + (r * h) Rh^T + Rbh + Wbh)        default
+    n = tanh(x_t Wh^T + r * (h Rh^T + Rbh) + Wbh)        linear_before_reset
+    h = (1 - z) * n + z * h;   output[t] = h
+    ```
+
+    (PyTorch's `nn.GRU` is the `linear_before_reset` form.) Time runs,
+    `lengths` and `reverse` act as in `lstm`.
+
+    Constraints:
+    - (C1) `input` is `[T, B, I]` with `T >= 1`; `weights` `[3H, I]`;
+      `recurrence` `[3H, H]`; `bias` `[6H]`; `initial_h` and `final_h`
+      `[B, H]`; `output` `[T, B, H]`; all of one element type.
+    - (C2) `lengths` as in `lstm`.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$weights,
+                       Dpc_FloatTensor:$recurrence, Dpc_FloatTensor:$bias,
+                       Dpc_FloatTensor:$initial_h,
+                       Optional<Dpc_IndexTensor>:$lengths, UnitAttr:$reverse,
+                       UnitAttr:$linear_before_reset);
+  let results = (outs Dpc_FloatTensor:$output, Dpc_FloatTensor:$final_h);
+  let assemblyFormat = "$input `,` $weights `,` $recurrence `,` $bias `,` "
+                       "$initial_h (`lengths` $lengths^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Dpc_GruGradOp : Dpc_Op<"gru_grad", [Pure,
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+  let summary = "Gradients of a gru (backpropagation through time)";
+  let description = [{
+    Given the operands of a `gru` and the gradients of its two results,
+    returns the gradients of its five float operands, rerunning the forward
+    steps first.
+
+    Constraints:
+    - (C1) the operands are a `gru`'s (its C1) followed by `grad_output`
+      and `grad_final_h` of its results' types; each result has the type
+      of the operand it differentiates.
+  }];
+  let arguments = (ins Dpc_FloatTensor:$input, Dpc_FloatTensor:$weights,
+                       Dpc_FloatTensor:$recurrence, Dpc_FloatTensor:$bias,
+                       Dpc_FloatTensor:$initial_h,
+                       Dpc_FloatTensor:$grad_output,
+                       Dpc_FloatTensor:$grad_final_h,
+                       Optional<Dpc_IndexTensor>:$lengths, UnitAttr:$reverse,
+                       UnitAttr:$linear_before_reset);
+  let results = (outs Dpc_FloatTensor:$grad_input,
+                      Dpc_FloatTensor:$grad_weights,
+                      Dpc_FloatTensor:$grad_recurrence,
+                      Dpc_FloatTensor:$grad_bias,
+                      Dpc_FloatTensor:$grad_initial_h);
+  let assemblyFormat = "$input `,` $weights `,` $recurrence `,` $bias `,` "
+                       "$initial_h `,` $grad_output `,` $grad_final_h "
+                       "(`lengths` $lengths^)? "
+                       "attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Regularization and losses
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,214 @@
+//===- RecurrentConverters.cpp - ONNX LSTM and GRU ------------------------===//
+//
+// One dpc.lstm / dpc.gru per direction (the reverse one of a bidirectional
+// layer with `reverse`), on the [T, B, I] layout; the directions' outputs
+// are stacked as ONNX lays them out. Omitted biases and initial states are
+// zeros; sequence lengths that all equal T are dropped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpConverters.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+using namespace mlir::dpc::onnx_import;
+
+namespace {
+
+/// What an LSTM and a GRU node share.
+struct RecurrentNode {
+  int64_t gates;
+  /// Number of states (h; and c for an LSTM).
+  unsigned states;
+  /// ONNX's default activations, one direction's worth.
+  SmallVector<StringRef> activations;
+};
+
+/// Slice `index` of dimension `dim` of `value`, with that dimension dropped.
+Value takeSlice(NodeContext &node, Value value, int64_t dim, int64_t index) {
+  ArrayRef<int64_t> shape = getShapeOf(value);
+  if (shape[dim] != 1) {
+    SmallVector<int64_t> start(shape.size(), 0), limit(shape),
+        stride(shape.size(), 1), sliced(shape);
+    start[dim] = index;
+    limit[dim] = index + 1;
+    sliced[dim] = 1;
+    OpBuilder &b = node.getBuilder();
+    value = SliceOp::create(
+        b, node.getLoc(),
+        RankedTensorType::get(sliced, getElementTypeOf(value)), value,
+        b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
+        b.getDenseI64ArrayAttr(stride));
+  }
+  SmallVector<int64_t> dropped(shape);
+  dropped.erase(dropped.begin() + dim);
+  return node.createReshape(value, dropped);
+}
+
+/// Stacks `values` along a new dimension `dim`.
+Value stack(NodeContext &node, ArrayRef<Value> values, int64_t dim) {
+  SmallVector<Value> expanded;
+  SmallVector<int64_t> shape(getShapeOf(values[0]));
+  shape.insert(shape.begin() + dim, 1);
+  for (Value value : values)
+    expanded.push_back(node.createReshape(value, shape));
+  if (expanded.size() == 1)
+    return expanded[0];
+  shape[dim] = expanded.size();
+  return ConcatOp::create(
+      node.getBuilder(), node.getLoc(),
+      RankedTensorType::get(shape, getElementTypeOf(values[0])), expanded, dim);
+}
+
+/// A zero tensor of `shape` and `elementType`.
+Value zeros(NodeContext &node, ArrayRef<int64_t> shape, Type elementType) {
+  return node.createBroadcast(node.createScalar(0, elementType), shape);
+}
+
+/// Checks what dpc does not implement; returns the number of directions.
+std::optional<int64_t> checkAttributes(NodeContext &node,
+                                       const RecurrentNode &kind) {
+  std::string direction = node.getString("direction", "forward");
+  int64_t directions = direction == "bidirectional" ? 2 : 1;
+  if (direction != "forward" && direction != "reverse" && directions != 2) {
+    node.emitError() << "unknown direction '" << direction << "'";
+    return std::nullopt;
+  }
+  std::vector<std::string> activations;
+  if (const onnx::AttributeProto *attr = node.getAttr("activations"))
+    for (const std::string &name : attr->strings())
+      activations.push_back(name);
+  for (auto [i, name] : llvm::enumerate(activations))
+    if (StringRef(name).compare_insensitive(
+            kind.activations[i % kind.activations.size()]) != 0) {
+      node.emitError() << "activation '" << name << "' is not supported "
+                       << "(only the default ones)";
+      return std::nullopt;
+    }
+  if (node.hasAttr("clip")) {
+    node.emitError() << "cell clipping ('clip') is not supported";
+    return std::nullopt;
+  }
+  if (node.getInt("input_forget", 0) != 0) {
+    node.emitError() << "coupled input and forget gates ('input_forget') "
+                     << "are not supported";
+    return std::nullopt;
+  }
+  int64_t layout = node.getInt("layout", 0);
+  if (layout != 0 && layout != 1) {
+    node.emitError() << "layout must be 0 or 1, not " << layout;
+    return std::nullopt;
+  }
+  return directions;
+}
+
+LogicalResult convertRecurrent(NodeContext &node, const RecurrentNode &kind) {
+  std::optional<int64_t> directions = checkAttributes(node, kind);
+  if (!directions)
+    return failure();
+  // Peepholes (LSTM input 7) must be absent or zero.
+  if (kind.states == 2 && node.hasInput(7)) {
+    const Literal *peepholes = node.getLiteral(7);
+    bool zero = peepholes && llvm::all_of(peepholes->floats,
+                                          [](double p) { return p == 0; });
+    if (!zero)
+      return node.emitError() << "peephole connections (input 'P') are not "
+                              << "supported";
+  }
+  bool batchFirst = node.getInt("layout", 0) == 1;
+  Value x = node.getInput(0);
+  Value w = x ? node.getInput(1) : Value();
+  Value r = w ? node.getInput(2) : Value();
+  if (!r)
+    return failure();
+  if (batchFirst)
+    x = node.createTranspose(x, {1, 0, 2});
+  ArrayRef<int64_t> xShape = getShapeOf(x), rShape = getShapeOf(r);
+  Type element = getElementTypeOf(x);
+  int64_t steps = xShape[0], batch = xShape[1], hidden = rShape.back();
+  int64_t gateRows = kind.gates * hidden;
+  if (node.hasAttr("hidden_size") && node.getInt("hidden_size", 0) != hidden)
+    return node.emitError() << "hidden_size " << node.getInt("hidden_size", 0)
+                            << " disagrees with R of shape " << r.getType();
+  if (getShapeOf(w) != ArrayRef<int64_t>{*directions, gateRows, xShape[2]} ||
+      rShape != ArrayRef<int64_t>{*directions, gateRows, hidden})
+    return node.emitError() << "W " << w.getType() << " and R " << r.getType()
+                            << " do not fit " << *directions << " direction(s)"
+                            << " of " << kind.gates << " gates";
+  if (steps < 1)
+    return node.emitError() << "the sequence is empty";
+
+  Value bias;
+  if (node.hasInput(3) && !(bias = node.getInput(3)))
+    return failure();
+  Value lengths;
+  if (node.hasInput(4)) {
+    const Literal *given = node.getLiteral(4);
+    bool whole = given && llvm::all_of(given->ints, [&](int64_t length) {
+                   return length == steps;
+                 });
+    if (!whole && !(lengths = node.getInput(4)))
+      return failure();
+  }
+  // Initial states: inputs 5 (h) and 6 (c), [D, B, H] or [B, D, H].
+  SmallVector<Value> initial;
+  for (unsigned s = 0; s < kind.states; ++s) {
+    Value state;
+    if (node.hasInput(5 + s) && !(state = node.getInput(5 + s)))
+      return failure();
+    initial.push_back(state);
+  }
+
+  SmallVector<Value> outputs;
+  SmallVector<SmallVector<Value>> finals(kind.states);
+  std::string direction = node.getString("direction", "forward");
+  for (int64_t d = 0; d < *directions; ++d) {
+    bool reverse = d == 1 || direction == "reverse";
+    Value wd = takeSlice(node, w, 0, d), rd = takeSlice(node, r, 0, d);
+    Value bd = bias ? takeSlice(node, bias, 0, d)
+                    : zeros(node, {2 * gateRows}, element);
+    SmallVector<Value> states;
+    for (Value state : initial)
+      states.push_back(state ? takeSlice(node, state, batchFirst ? 1 : 0, d)
+                             : zeros(node, {batch, hidden}, element));
+    auto outputType = RankedTensorType::get({steps, batch, hidden}, element);
+    auto stateType = RankedTensorType::get({batch, hidden}, element);
+    OpBuilder &b = node.getBuilder();
+    Operation *layer;
+    if (kind.states == 2)
+      layer = LstmOp::create(b, node.getLoc(),
+                             TypeRange{outputType, stateType, stateType}, x, wd,
+                             rd, bd, states[0], states[1], lengths, reverse);
+    else
+      layer = GruOp::create(b, node.getLoc(), TypeRange{outputType, stateType},
+                            x, wd, rd, bd, states[0], lengths, reverse,
+                            node.getInt("linear_before_reset", 0) != 0);
+    outputs.push_back(layer->getResult(0));
+    for (unsigned s = 0; s < kind.states; ++s)
+      finals[s].push_back(layer->getResult(1 + s));
+  }
+  // Y: [T, D, B, H], or [B, T, D, H]; Y_h, Y_c: [D, B, H], or [B, D, H].
+  Value y = stack(node, outputs, 1);
+  if (batchFirst)
+    y = node.createTranspose(y, {2, 0, 1, 3});
+  node.setOutput(0, y);
+  for (unsigned s = 0; s < kind.states; ++s)
+    node.setOutput(1 + s, stack(node, finals[s], batchFirst ? 1 : 0));
+  return success();
+}
+
+LogicalResult convertLstm(NodeContext &node) {
+  return convertRecurrent(node, {4, 2, {"Sigmoid", "Tanh", "Tanh"}});
+}
+
+LogicalResult convertGru(NodeContext &node) {
+  return convertRecurrent(node, {3, 1, {"Sigmoid", "Tanh"}});
+}
+
+} // namespace
+
+void mlir::dpc::onnx_import::addRecurrentConverters(
+    OpConverterMap &converters) {
+  converters["LSTM"] = convertLstm;
+  converters["GRU"] = convertGru;
+}
