@@ -169,6 +169,8 @@ private:
                               Value result, const std::string &indent);
   LogicalResult emitCollective(Operation *op);
   LogicalResult emitSliceOfGroup(AllSliceOp op);
+  /// The kernel call of an lstm, gru or their gradient op.
+  std::string getRecurrentCall(Operation *op);
   /// Rounds the f16/bf16 results of a kernel (held in floats) to their
   /// type, as the interpreter does after every op; loops round as they go.
   void emitRounding(Operation *op);
@@ -722,6 +724,47 @@ std::string lossReduction(LossReduction reduction, EmitTarget target) {
 }
 } // namespace
 
+std::string ProgramEmitter::getRecurrentCall(Operation *op) {
+  // The kernels take the sizes, the op's operands in order, its lengths (a
+  // typed null when absent), its flags, then its results.
+  Value lengths;
+  bool reverse = false;
+  std::optional<bool> linearBeforeReset;
+  const char *kernel = "";
+  auto read = [&](auto layer, const char *name) {
+    kernel = name;
+    lengths = layer.getLengths();
+    reverse = layer.getReverse();
+  };
+  if (auto layer = dyn_cast<LstmOp>(op))
+    read(layer, "lstm");
+  else if (auto grad = dyn_cast<LstmGradOp>(op))
+    read(grad, "lstmGrad");
+  else if (auto layer = dyn_cast<GruOp>(op)) {
+    read(layer, "gru");
+    linearBeforeReset = layer.getLinearBeforeReset();
+  } else if (auto grad = dyn_cast<GruGradOp>(op)) {
+    read(grad, "gruGrad");
+    linearBeforeReset = grad.getLinearBeforeReset();
+  }
+  ArrayRef<int64_t> x = getShape(op->getOperand(0));
+  int64_t hidden = getShape(op->getOperand(2))[1];
+  std::string text = std::string(kernel) + "(dpc::cpu::RecurrentSizes{" +
+                     std::to_string(x[0]) + ", " + std::to_string(x[1]) + ", " +
+                     std::to_string(x[2]) + ", " + std::to_string(hidden) + "}";
+  for (Value operand : op->getOperands())
+    if (operand != lengths)
+      text += ", " + name(operand);
+  text += lengths ? ", " + name(lengths)
+                  : std::string(", static_cast<const int64_t *>(nullptr)");
+  text += reverse ? ", true" : ", false";
+  if (linearBeforeReset)
+    text += *linearBeforeReset ? ", true" : ", false";
+  for (Value result : op->getResults())
+    text += ", " + name(result);
+  return text + ")";
+}
+
 LogicalResult ProgramEmitter::emitOp(Operation *op) {
   if (isFused(op))
     return success();
@@ -872,6 +915,12 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
                        ", " + boolText(norm.getTraining()) + ", " + out(0) +
                        ", " + out(1) + ", " + out(2) + ")");
       })
+      .Case<LstmOp, LstmGradOp, GruOp, GruGradOp>(
+          [&](Operation *) -> LogicalResult {
+            if (isCuda())
+              return notOnCuda();
+            return checked(getRecurrentCall(op));
+          })
       .Case([&](TopKOp top) -> LogicalResult {
         if (isCuda())
           return notOnCuda();

@@ -129,6 +129,41 @@ bool batchNorm(const T *input, Dims shape, const T *scale, const T *bias,
                const T *runningMean, const T *runningVar, double epsilon,
                double momentum, bool training, T *out, T *newMean, T *newVar);
 
+//===----------------------------------------------------------------------===//
+// Recurrent layers
+//===----------------------------------------------------------------------===//
+
+/// The sizes of one direction of a recurrent layer: `x` is [steps, batch,
+/// inputSize], the states [batch, hidden].
+struct RecurrentSizes {
+  int64_t steps, batch, inputSize, hidden;
+};
+
+/// dpc.lstm: `w` [4H, I], `r` [4H, H], `bias` [8H] (gates i, o, f, c);
+/// `lengths` (null: every entry runs all steps) each batch entry's steps.
+/// Fails on a length outside [0, steps].
+template <typename T, typename L>
+bool lstm(const RecurrentSizes &sizes, const T *x, const T *w, const T *r,
+          const T *bias, const T *h0, const T *c0, const L *lengths,
+          bool reverse, T *output, T *finalH, T *finalC);
+/// dpc.lstm_grad: the gradients of x, w, r, bias, h0 and c0.
+template <typename T, typename L>
+bool lstmGrad(const RecurrentSizes &sizes, const T *x, const T *w, const T *r,
+              const T *bias, const T *h0, const T *c0, const T *gradOutput,
+              const T *gradH, const T *gradC, const L *lengths, bool reverse,
+              T *gradX, T *gradW, T *gradR, T *gradBias, T *gradH0, T *gradC0);
+/// dpc.gru: `w` [3H, I], `r` [3H, H], `bias` [6H] (gates z, r, h).
+template <typename T, typename L>
+bool gru(const RecurrentSizes &sizes, const T *x, const T *w, const T *r,
+         const T *bias, const T *h0, const L *lengths, bool reverse,
+         bool linearBeforeReset, T *output, T *finalH);
+/// dpc.gru_grad: the gradients of x, w, r, bias and h0.
+template <typename T, typename L>
+bool gruGrad(const RecurrentSizes &sizes, const T *x, const T *w, const T *r,
+             const T *bias, const T *h0, const T *gradOutput, const T *gradH,
+             const L *lengths, bool reverse, bool linearBeforeReset, T *gradX,
+             T *gradW, T *gradR, T *gradBias, T *gradH0);
+
 /// The `k` elements of largest magnitude of the vector `input` and their
 /// positions, by decreasing magnitude, ties by position (NaN largest).
 template <typename T>
