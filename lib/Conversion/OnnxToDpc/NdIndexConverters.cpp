@@ -89,7 +89,7 @@ std::optional<NdIndexing> getNdIndexing(NodeContext &node, int64_t batch) {
                      << "indices differ";
     return std::nullopt;
   }
-  if (shapes.k < 1 || batch + shapes.k > rank) {
+  if (shapes.k < 1 || shapes.k > rank - batch) {
     node.emitError() << "index tuples of length " << shapes.k
                      << " do not fit data of rank " << rank << " after "
                      << batch << " batch dimensions";

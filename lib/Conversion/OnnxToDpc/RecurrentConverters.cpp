@@ -121,6 +121,11 @@ LogicalResult convertRecurrent(NodeContext &node, const RecurrentNode &kind) {
   Value r = w ? node.getInput(2) : Value();
   if (!r)
     return failure();
+  if (getShapeOf(x).size() != 3 || getShapeOf(r).size() != 3)
+    return node.emitError() << "X and R must have rank 3, got " << x.getType()
+                            << " and " << r.getType();
+  if (!isa<FloatType>(getElementTypeOf(x)))
+    return node.emitError() << "X must be a float tensor, got " << x.getType();
   if (batchFirst)
     x = node.createTranspose(x, {1, 0, 2});
   ArrayRef<int64_t> xShape = getShapeOf(x), rShape = getShapeOf(r);
@@ -137,6 +142,32 @@ LogicalResult convertRecurrent(NodeContext &node, const RecurrentNode &kind) {
                             << " of " << kind.gates << " gates";
   if (steps < 1)
     return node.emitError() << "the sequence is empty";
+
+  // The optional inputs' shapes: B [D, 2 * gates * H], sequence_lens [B],
+  // initial states [D, B, H] (or [B, D, H]).
+  auto check = [&](unsigned i, ArrayRef<int64_t> shape,
+                   StringRef what) -> LogicalResult {
+    std::optional<RankedTensorType> type = node.getInputType(i);
+    if (!type)
+      return failure();
+    if (type->getShape() == shape)
+      return success();
+    InFlightDiagnostic diag = node.emitError();
+    diag << what << " has shape " << *type << ", expected [";
+    llvm::interleaveComma(shape, diag);
+    return diag << "]";
+  };
+  SmallVector<int64_t> stateShape =
+      batchFirst ? SmallVector<int64_t>{batch, *directions, hidden}
+                 : SmallVector<int64_t>{*directions, batch, hidden};
+  if ((node.hasInput(3) &&
+       failed(check(3, {*directions, 2 * gateRows}, "B"))) ||
+      (node.hasInput(4) && failed(check(4, {batch}, "sequence_lens"))))
+    return failure();
+  for (unsigned s = 0; s < kind.states; ++s)
+    if (node.hasInput(5 + s) &&
+        failed(check(5 + s, stateShape, s ? "initial_c" : "initial_h")))
+      return failure();
 
   Value bias;
   if (node.hasInput(3) && !(bias = node.getInput(3)))
