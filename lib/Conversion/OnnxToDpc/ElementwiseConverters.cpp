@@ -11,6 +11,7 @@
 #include "OpConverters.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -467,6 +468,142 @@ LogicalResult convertLeakyRelu(NodeContext &node) {
   return success();
 }
 
+/// alpha * (exp(x) - 1) below zero, x above, both times `scale` (Elu:
+/// scale 1; Selu: gamma).
+Value createExponentialLinear(NodeContext &node, Value input, double alpha,
+                              double scale) {
+  Type elementType = getElementTypeOf(input);
+  Value expm1 = node.createBinary<SubOp>(createUnaryOp<ExpOp>(node, input),
+                                         node.createScalar(1.0, elementType));
+  Value negative = node.createCompare(ComparePredicate::lt, input,
+                                      node.createScalar(0.0, elementType));
+  Value result = node.createSelect(
+      negative,
+      node.createBinary<MulOp>(expm1, node.createScalar(alpha, elementType)),
+      input);
+  if (scale == 1.0)
+    return result;
+  return node.createBinary<MulOp>(result,
+                                  node.createScalar(scale, elementType));
+}
+
+LogicalResult convertElu(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(0, createExponentialLinear(node, input,
+                                            node.getFloat("alpha", 1.0f), 1.0));
+  return success();
+}
+
+LogicalResult convertSelu(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(0, createExponentialLinear(
+                        node, input,
+                        node.getFloat("alpha", 1.67326319217681884765625f),
+                        node.getFloat("gamma", 1.05070102214813232421875f)));
+  return success();
+}
+
+/// x above alpha, else 0.
+LogicalResult convertThresholdedRelu(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  Value above = node.createCompare(
+      ComparePredicate::gt, input,
+      node.createScalar(node.getFloat("alpha", 1.0f), elementType));
+  node.setOutput(
+      0, node.createSelect(above, input, node.createScalar(0.0, elementType)));
+  return success();
+}
+
+/// x + bias below -lambd, x - bias above lambd, else 0.
+LogicalResult convertShrink(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  double lambd = node.getFloat("lambd", 0.5f),
+         bias = node.getFloat("bias", 0.0f);
+  Value zero = node.createScalar(0.0, elementType);
+  Value below = node.createCompare(ComparePredicate::lt, input,
+                                   node.createScalar(-lambd, elementType));
+  Value above = node.createCompare(ComparePredicate::gt, input,
+                                   node.createScalar(lambd, elementType));
+  Value shifted = node.createSelect(
+      above,
+      node.createBinary<SubOp>(input, node.createScalar(bias, elementType)),
+      zero);
+  node.setOutput(
+      0, node.createSelect(below,
+                           node.createBinary<AddOp>(
+                               input, node.createScalar(bias, elementType)),
+                           shifted));
+  return success();
+}
+
+/// slope * x below zero, x elsewhere; the slope broadcasts to x.
+LogicalResult convertPRelu(NodeContext &node) {
+  Value input = node.getInput(0);
+  Value slope = input ? node.getInput(1) : Value();
+  if (!slope)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  Value negative = node.createCompare(ComparePredicate::lt, input,
+                                      node.createScalar(0.0, elementType));
+  Value scaled = node.createBinary<MulOp>(input, slope);
+  if (!scaled)
+    return failure();
+  if (getShapeOf(scaled) != getShapeOf(input))
+    return node.emitError() << "slope " << slope.getType()
+                            << " does not broadcast to X " << input.getType();
+  node.setOutput(0, node.createSelect(negative, scaled, input));
+  return success();
+}
+
+/// NaN is the one value not equal to itself.
+LogicalResult convertIsNaN(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(0, node.createCompare(ComparePredicate::ne, input, input));
+  return success();
+}
+
+LogicalResult convertIsInf(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  Type elementType = getElementTypeOf(input);
+  bool negative = node.getInt("detect_negative", 1) != 0;
+  bool positive = node.getInt("detect_positive", 1) != 0;
+  double infinity = std::numeric_limits<double>::infinity();
+  Value result;
+  if (negative && positive)
+    result = node.createCompare(ComparePredicate::eq,
+                                createUnaryOp<AbsOp>(node, input),
+                                node.createScalar(infinity, elementType));
+  else if (negative || positive)
+    result = node.createCompare(
+        ComparePredicate::eq, input,
+        node.createScalar(negative ? -infinity : infinity, elementType));
+  else
+    result = node.getImporter().materialize(
+        Literal::ofInts(
+            std::vector<int64_t>(
+                cast<RankedTensorType>(input.getType()).getNumElements(), 0),
+            std::vector<int64_t>(getShapeOf(input).begin(),
+                                 getShapeOf(input).end()),
+            DType::Bool),
+        node.getLoc());
+  node.setOutput(0, result);
+  return success();
+}
+
 } // namespace
 
 void mlir::dpc::onnx_import::addElementwiseConverters(
@@ -507,6 +644,14 @@ void mlir::dpc::onnx_import::addElementwiseConverters(
   converters["HardSigmoid"] = convertHardSigmoid;
   converters["HardSwish"] = convertHardSwish;
   converters["LeakyRelu"] = convertLeakyRelu;
+  converters["Elu"] = convertElu;
+  converters["Selu"] = convertSelu;
+  converters["ThresholdedRelu"] = convertThresholdedRelu;
+  converters["Shrink"] = convertShrink;
+  converters["PRelu"] = convertPRelu;
+  converters["IsNaN"] = convertIsNaN;
+  converters["IsInf"] = convertIsInf;
+  converters["Xor"] = convertCompare<ComparePredicate::ne>;
   converters["Softplus"] = convertSoftplus;
   converters["Softsign"] = convertSoftsign;
   converters["Celu"] = convertCelu;

@@ -446,7 +446,7 @@ LogicalResult convertGlobalPool(NodeContext &node) {
 }
 
 /// How a Reduce* op post-processes: ReduceL2 takes a square root, ...
-enum class ReduceKind { Plain, SumSquare, L1, L2 };
+enum class ReduceKind { Plain, SumSquare, L1, L2, LogSum, LogSumExp };
 
 template <typename ReduceOp, ReduceKind kind = ReduceKind::Plain>
 LogicalResult convertReduce(NodeContext &node) {
@@ -486,14 +486,28 @@ LogicalResult convertReduce(NodeContext &node) {
     }
     llvm::sort(dims);
   }
+  bool keepDims = node.getInt("keepdims", 1) != 0;
+  OpBuilder &b = node.getBuilder();
+  // log(sum(exp(x))) as m + log(sum(exp(x - m))), m the maximum: no
+  // overflow.
+  Value maximum;
+  if (kind == ReduceKind::LogSumExp) {
+    maximum = node.createReduce<ReduceMaxOp>(input, dims, /*keepDims=*/true);
+    input = ExpOp::create(b, node.getLoc(),
+                          node.createBinary<SubOp>(input, maximum));
+  }
   if (kind == ReduceKind::SumSquare || kind == ReduceKind::L2)
     input = node.createBinary<MulOp>(input, input);
   else if (kind == ReduceKind::L1)
-    input = AbsOp::create(node.getBuilder(), node.getLoc(), input);
-  Value result =
-      node.createReduce<ReduceOp>(input, dims, node.getInt("keepdims", 1));
+    input = AbsOp::create(b, node.getLoc(), input);
+  Value result = node.createReduce<ReduceOp>(input, dims, keepDims);
   if (kind == ReduceKind::L2)
-    result = SqrtOp::create(node.getBuilder(), node.getLoc(), result);
+    result = SqrtOp::create(b, node.getLoc(), result);
+  if (kind == ReduceKind::LogSum || kind == ReduceKind::LogSumExp)
+    result = LogOp::create(b, node.getLoc(), result);
+  if (maximum)
+    result = node.createBinary<AddOp>(
+        result, node.createReshape(maximum, getShapeOf(result)));
   node.setOutput(0, result);
   return success();
 }
@@ -548,6 +562,118 @@ LogicalResult convertLayerNormalization(NodeContext &node) {
                              bias, b.getI64IntegerAttr(*axis),
                              b.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)))
              .getResult());
+  return success();
+}
+
+/// Normalizes each (sample, channel) over the spatial dimensions: a
+/// layer_norm over them, then the per-channel scale and bias.
+LogicalResult convertInstanceNormalization(NodeContext &node) {
+  Value input = node.getInput(0);
+  Value scale = input ? node.getInput(1) : Value();
+  Value bias = scale ? node.getInput(2) : Value();
+  if (!bias)
+    return failure();
+  ArrayRef<int64_t> shape = getShapeOf(input);
+  if (shape.size() < 3)
+    return node.emitError()
+           << "input must have rank 3 or more, got " << input.getType();
+  SmallVector<int64_t> channelShape = {shape[1]};
+  if (getShapeOf(scale) != ArrayRef(channelShape) ||
+      getShapeOf(bias) != ArrayRef(channelShape))
+    return node.emitError()
+           << "scale and B must have shape [" << shape[1] << "], got "
+           << scale.getType() << " and " << bias.getType();
+  OpBuilder &b = node.getBuilder();
+  Type elementType = getElementTypeOf(input);
+  ArrayRef<int64_t> spatial = shape.drop_front(2);
+  Value ones = node.createBroadcast(node.createScalar(1.0, elementType),
+                                    SmallVector<int64_t>(spatial));
+  Value normalized =
+      LayerNormOp::create(b, node.getLoc(), input.getType(), input, ones,
+                          Value(), b.getI64IntegerAttr(2),
+                          b.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)));
+  SmallVector<int64_t> perChannel(shape.size(), 1);
+  perChannel[1] = shape[1];
+  Value scaled = node.createBinary<MulOp>(
+      normalized, node.createReshape(scale, perChannel));
+  node.setOutput(0, node.createBinary<AddOp>(
+                        scaled, node.createReshape(bias, perChannel)));
+  return success();
+}
+
+/// (x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9) over `axes`, as ONNX's
+/// function body computes it.
+LogicalResult convertMeanVarianceNormalization(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  int64_t rank = getShapeOf(input).size();
+  SmallVector<int64_t> dims;
+  for (int64_t axis : node.getInts("axes", {0, 2, 3})) {
+    std::optional<int64_t> d = node.normalizeAxis(axis, rank);
+    if (!d)
+      return failure();
+    if (!llvm::is_contained(dims, *d))
+      dims.push_back(*d);
+  }
+  llvm::sort(dims);
+  Type elementType = getElementTypeOf(input);
+  Value mean = node.createReduce<ReduceMeanOp>(input, dims, true);
+  Value meanOfSquares = node.createReduce<ReduceMeanOp>(
+      node.createBinary<MulOp>(input, input), dims, true);
+  Value variance = node.createBinary<SubOp>(
+      meanOfSquares, node.createBinary<MulOp>(mean, mean));
+  Value deviation = node.createBinary<AddOp>(
+      SqrtOp::create(node.getBuilder(), node.getLoc(), variance),
+      node.createScalar(1e-9, elementType));
+  node.setOutput(0, node.createBinary<DivOp>(
+                        node.createBinary<SubOp>(input, mean), deviation));
+  return success();
+}
+
+/// 1 at the first maximum along the axis, 0 elsewhere. Before opset 13
+/// the input is read as a matrix split at the axis.
+LogicalResult convertHardmax(NodeContext &node) {
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  ArrayRef<int64_t> shape = getShapeOf(input);
+  bool coerced = node.getOpset() < 13;
+  std::optional<int64_t> axis =
+      node.normalizeAxis(node.getInt("axis", coerced ? 1 : -1), shape.size());
+  if (!axis)
+    return failure();
+  Value rows = input;
+  int64_t along = *axis;
+  if (coerced) {
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < int64_t(shape.size()); ++d)
+      (d < along ? outer : inner) *= shape[d];
+    rows = node.createReshape(input, {outer, inner});
+    along = 1;
+  }
+  ArrayRef<int64_t> rowsShape = getShapeOf(rows);
+  OpBuilder &b = node.getBuilder();
+  SmallVector<int64_t> keptShape(rowsShape);
+  keptShape[along] = 1;
+  Value first = ArgMaxOp::create(
+      b, node.getLoc(), RankedTensorType::get(keptShape, b.getI64Type()), rows,
+      b.getI64IntegerAttr(along), b.getUnitAttr(), UnitAttr());
+  SmallVector<int64_t> iotaShape(rowsShape.size(), 1);
+  iotaShape[along] = rowsShape[along];
+  std::vector<int64_t> positions(rowsShape[along]);
+  for (int64_t i = 0; i < rowsShape[along]; ++i)
+    positions[i] = i;
+  Value iota = node.getImporter().materialize(
+      Literal::ofInts(positions,
+                      std::vector<int64_t>(iotaShape.begin(), iotaShape.end()),
+                      ::dpc::DType::I64),
+      node.getLoc());
+  Type elementType = getElementTypeOf(input);
+  Value hit = node.createCompare(ComparePredicate::eq, first, iota);
+  Value result = node.createSelect(hit, node.createScalar(1.0, elementType),
+                                   node.createScalar(0.0, elementType));
+  node.setOutput(0, node.createReshape(result, shape));
   return success();
 }
 
@@ -688,10 +814,16 @@ void mlir::dpc::onnx_import::addNeuralNetConverters(
       convertReduce<ReduceSumOp, ReduceKind::SumSquare>;
   converters["ReduceL1"] = convertReduce<ReduceSumOp, ReduceKind::L1>;
   converters["ReduceL2"] = convertReduce<ReduceSumOp, ReduceKind::L2>;
+  converters["ReduceLogSum"] = convertReduce<ReduceSumOp, ReduceKind::LogSum>;
+  converters["ReduceLogSumExp"] =
+      convertReduce<ReduceSumOp, ReduceKind::LogSumExp>;
   converters["Softmax"] = convertSoftmax<SoftmaxOp>;
   converters["LogSoftmax"] = convertSoftmax<LogSoftmaxOp>;
   converters["LayerNormalization"] = convertLayerNormalization;
   converters["BatchNormalization"] = convertBatchNormalization;
+  converters["InstanceNormalization"] = convertInstanceNormalization;
+  converters["MeanVarianceNormalization"] = convertMeanVarianceNormalization;
+  converters["Hardmax"] = convertHardmax;
   converters["Dropout"] = convertDropout;
   converters["SoftmaxCrossEntropyLoss"] = convertLoss<SoftmaxCrossEntropyOp>;
   converters["NegativeLogLikelihoodLoss"] = convertLoss<NllLossOp>;

@@ -715,6 +715,192 @@ LogicalResult convertTrilu(NodeContext &node) {
   return success();
 }
 
+/// `input` repeated `repeats[d]` times along each dimension: each
+/// dimension gets a repeat dimension before it, broadcast, then merged.
+LogicalResult convertTile(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  const Literal *repeatsLiteral = node.requireLiteral(1, "repeats");
+  if (!shape || !repeatsLiteral)
+    return failure();
+  std::vector<int64_t> repeats = repeatsLiteral->getInts();
+  if (repeats.size() != shape->size())
+    return node.emitError()
+           << "repeats has " << repeats.size()
+           << " entries for an input of rank " << shape->size();
+  std::vector<int64_t> split, expanded, result;
+  for (auto [size, repeat] : llvm::zip_equal(*shape, repeats)) {
+    if (repeat < 0)
+      return node.emitError() << "repeat " << repeat << " is negative";
+    split.insert(split.end(), {1, size});
+    expanded.insert(expanded.end(), {repeat, size});
+    result.push_back(repeat * size);
+  }
+  if (const Literal *input = node.getLiteral(0)) {
+    node.setOutput(
+        0, foldBroadcast(input->withShape(split), expanded).withShape(result));
+    return success();
+  }
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(
+      0, node.createReshape(
+             node.createBroadcast(node.createReshape(input, split), expanded),
+             result));
+  return success();
+}
+
+/// Reshape, transpose, reshape: how DepthToSpace and SpaceToDepth move
+/// blocks of an NCHW tensor.
+LogicalResult setRearranged(NodeContext &node, ArrayRef<int64_t> split,
+                            ArrayRef<int64_t> permutation,
+                            ArrayRef<int64_t> result) {
+  if (const Literal *input = node.getLiteral(0)) {
+    node.setOutput(0, foldTranspose(input->withShape(toVector(split)),
+                                    toVector(permutation))
+                          .withShape(toVector(result)));
+    return success();
+  }
+  Value input = node.getInput(0);
+  if (!input)
+    return failure();
+  node.setOutput(
+      0, node.createReshape(node.createTranspose(
+                                node.createReshape(input, split), permutation),
+                            result));
+  return success();
+}
+
+LogicalResult convertDepthToSpace(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  if (!shape)
+    return failure();
+  int64_t b = node.getInt("blocksize", 0);
+  if (shape->size() != 4 || b < 1 || (*shape)[1] % (b * b) != 0)
+    return node.emitError() << "needs an NCHW input whose channels the "
+                            << "square of blocksize " << b << " divides";
+  auto [n, c, h, w] = std::array<int64_t, 4>{(*shape)[0], (*shape)[1],
+                                             (*shape)[2], (*shape)[3]};
+  std::string mode = node.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD")
+    return node.emitError() << "unknown mode '" << mode << "'";
+  SmallVector<int64_t> result = {n, c / (b * b), h * b, w * b};
+  if (mode == "DCR")
+    return setRearranged(node, {n, b, b, c / (b * b), h, w}, {0, 3, 4, 1, 5, 2},
+                         result);
+  return setRearranged(node, {n, c / (b * b), b, b, h, w}, {0, 1, 4, 2, 5, 3},
+                       result);
+}
+
+LogicalResult convertSpaceToDepth(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  if (!shape)
+    return failure();
+  int64_t b = node.getInt("blocksize", 0);
+  if (shape->size() != 4 || b < 1 || (*shape)[2] % b != 0 ||
+      (*shape)[3] % b != 0)
+    return node.emitError() << "needs an NCHW input whose height and width "
+                            << "blocksize " << b << " divides";
+  auto [n, c, h, w] = std::array<int64_t, 4>{(*shape)[0], (*shape)[1],
+                                             (*shape)[2], (*shape)[3]};
+  return setRearranged(node, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4},
+                       {n, c * b * b, h / b, w / b});
+}
+
+/// values[1] where the index (cast to an integer, negative counting from
+/// the end) equals the position along the new axis, values[0] elsewhere.
+LogicalResult convertOneHot(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  const Literal *depthLiteral = node.requireLiteral(1, "depth");
+  if (!shape || !depthLiteral)
+    return failure();
+  if (depthLiteral->getNumElements() != 1)
+    return node.emitError() << "depth must hold one value";
+  int64_t depth = static_cast<int64_t>(depthLiteral->getFloat(0));
+  if (depth < 1)
+    return node.emitError() << "depth " << depth << " is not positive";
+  std::optional<int64_t> axis =
+      node.normalizeAxis(node.getInt("axis", -1), shape->size() + 1);
+  std::optional<RankedTensorType> valuesType = node.getInputType(2);
+  if (!axis || !valuesType)
+    return failure();
+  if (valuesType->getNumElements() != 2)
+    return node.emitError()
+           << "values must hold [off, on], got " << *valuesType;
+  Value indices = node.getInput(0);
+  Value values = indices ? node.getInput(2) : Value();
+  if (!values)
+    return failure();
+  OpBuilder &b = node.getBuilder();
+  Type i64 = b.getI64Type();
+  if (getElementTypeOf(indices) != i64)
+    indices = CastOp::create(b, node.getLoc(),
+                             RankedTensorType::get(getShapeOf(indices), i64),
+                             indices);
+  Value wrapped = node.createSelect(
+      node.createCompare(ComparePredicate::lt, indices,
+                         node.createScalar(0, i64)),
+      node.createBinary<AddOp>(indices, node.createScalar(depth, i64)),
+      indices);
+  std::vector<int64_t> expanded = *shape, positionsShape(shape->size() + 1, 1);
+  expanded.insert(expanded.begin() + *axis, 1);
+  positionsShape[*axis] = depth;
+  std::vector<int64_t> positions(depth);
+  for (int64_t i = 0; i < depth; ++i)
+    positions[i] = i;
+  Value hit = node.createCompare(
+      ComparePredicate::eq, node.createReshape(wrapped, expanded),
+      node.getImporter().materialize(
+          Literal::ofInts(positions, positionsShape, DType::I64),
+          node.getLoc()));
+  Value flat = node.createReshape(values, {2});
+  auto scalarType = RankedTensorType::get({1}, getElementTypeOf(flat));
+  auto pick = [&](int64_t i) {
+    return node.createReshape(SliceOp::create(b, node.getLoc(), scalarType,
+                                              flat, b.getDenseI64ArrayAttr({i}),
+                                              b.getDenseI64ArrayAttr({i + 1}),
+                                              b.getDenseI64ArrayAttr({1})),
+                              {});
+  };
+  node.setOutput(0, node.createSelect(hit, pick(1), pick(0)));
+  return success();
+}
+
+/// Ones on diagonal k of a matrix of the input's shape: a literal.
+LogicalResult convertEyeLike(NodeContext &node) {
+  std::optional<RankedTensorType> type = node.getInputType(0);
+  if (!type)
+    return failure();
+  if (type->getRank() != 2)
+    return node.emitError() << "input must be a matrix, got " << *type;
+  std::optional<DType> dtype;
+  if (node.hasAttr("dtype")) {
+    dtype = getDType(node.getInt("dtype", 0));
+    if (!dtype)
+      return node.emitError() << "unsupported dtype "
+                              << getOnnxTypeName(node.getInt("dtype", 0));
+  } else {
+    for (DType candidate :
+         {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64,
+          DType::I32, DType::I16, DType::I8, DType::Bool})
+      if (node.getImporter().getElementType(candidate) ==
+          type->getElementType())
+        dtype = candidate;
+    if (!dtype)
+      return node.emitError()
+             << "unsupported element type " << type->getElementType();
+  }
+  int64_t rows = type->getDimSize(0), columns = type->getDimSize(1);
+  int64_t k = node.getInt("k", 0);
+  std::vector<int64_t> eye(rows * columns);
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t column = 0; column < columns; ++column)
+      eye[row * columns + column] = column - row == k;
+  node.setOutput(
+      0, foldCast(Literal::ofInts(eye, {rows, columns}, DType::I64), *dtype));
+  return success();
+}
+
 } // namespace
 
 void mlir::dpc::onnx_import::addShapeConverters(OpConverterMap &converters) {
@@ -736,4 +922,9 @@ void mlir::dpc::onnx_import::addShapeConverters(OpConverterMap &converters) {
   converters["Expand"] = convertExpand;
   converters["Range"] = convertRange;
   converters["Trilu"] = convertTrilu;
+  converters["Tile"] = convertTile;
+  converters["DepthToSpace"] = convertDepthToSpace;
+  converters["SpaceToDepth"] = convertSpaceToDepth;
+  converters["OneHot"] = convertOneHot;
+  converters["EyeLike"] = convertEyeLike;
 }

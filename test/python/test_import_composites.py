@@ -1,0 +1,51 @@
+"""ONNX op types the importer builds from dpc's own ops (ElementwiseConverters,
+NeuralNetConverters, ShapeConverters): Elu, Selu, PRelu, InstanceNormalization,
+DepthToSpace, Tile, ReduceLogSumExp and OneHot, as PyTorch exports them. A
+model using all of them trains with PyTorch's loss and gradients (their
+gradients are those of the ops they are built from); the node tests check
+the rest of their semantics."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import check_gradients_match_pytorch, export_for_training
+from dpc import models
+
+
+class Composite(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = torch.nn.InstanceNorm2d(8, affine=True)
+        self.prelu = torch.nn.PReLU(8, init=0.2)
+        self.shuffle = torch.nn.PixelShuffle(2)
+        self.head = torch.nn.Linear(2 * 8 * 8 * 2, 5)
+        self.table = torch.nn.Parameter(torch.randn(4, 2 * 8 * 8 * 2) * 0.1)
+
+    def forward(self, x):
+        y = self.prelu(self.norm(F.elu(self.conv(x), alpha=0.7)))
+        y = F.selu(self.shuffle(y))                    # [N, 2, 8, 8]
+        y = y.flatten(1).repeat(1, 2)                  # Tile
+        # A one-hot of each sample's argmax selects a learned row.
+        pick = F.one_hot(y[:, :4].argmax(1), 4).to(y.dtype)
+        y = y + pick @ self.table
+        logits = self.head(y)
+        return logits - torch.logsumexp(logits, dim=1, keepdim=True)
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    torch.manual_seed(0)
+    model = models.WithLoss(Composite())
+    x, target = torch.randn(2, 3, 4, 4), torch.randint(0, 5, (2,))
+    path = str(tmp_path_factory.mktemp("composite") / "composite.onnx")
+    ops = {n.op_type for n in export_for_training(model, x, target, path).graph.node}
+    wanted = {"Elu", "Selu", "PRelu", "InstanceNormalization", "DepthToSpace",
+              "Tile", "ReduceLogSumExp", "OneHot"}
+    assert wanted <= ops, sorted(wanted - ops)
+    return path, model, x, target
+
+
+def test_gradients_match_pytorch(exported, tmp_path):
+    check_gradients_match_pytorch(*exported, tmp_path, rtol=1e-4, atol=1e-5)
