@@ -741,6 +741,101 @@ case("avg_pool2d_grad_exclude_pad",
                           padding=1, count_include_pad=False))
 
 #===------------------------------------------------------------------------===#
+# Recurrent layers, against the ONNX equations in torch (and torch.autograd)
+#===------------------------------------------------------------------------===#
+
+def _recurrent(cell, x, w, r, b, h0, c0=None, n=None, reverse=False, lbr=False):
+    """One direction of an ONNX LSTM or GRU, entry by entry, in torch."""
+    T, B, _ = x.shape
+    H = r.shape[1]
+    out = {}
+    finals_h, finals_c = [], []
+    for e in range(B):
+        h = h0[e]
+        c = c0[e] if c0 is not None else None
+        length = T if n is None else int(n[e])
+        for s in range(length):
+            step = length - 1 - s if reverse else s
+            xt = x[step, e]
+            if cell == "lstm":
+                a = w @ xt + r @ h + b[:4 * H] + b[4 * H:]
+                i, o, f = (torch.sigmoid(a[k * H:(k + 1) * H]) for k in range(3))
+                c = f * c + i * torch.tanh(a[3 * H:])
+                h = o * torch.tanh(c)
+            else:
+                gx, rb = w @ xt + b[:3 * H], b[3 * H:]
+                z = torch.sigmoid(gx[:H] + r[:H] @ h + rb[:H])
+                reset = torch.sigmoid(gx[H:2 * H] + r[H:2 * H] @ h + rb[H:2 * H])
+                if lbr:
+                    cand = gx[2 * H:] + reset * (r[2 * H:] @ h + rb[2 * H:])
+                else:
+                    cand = gx[2 * H:] + r[2 * H:] @ (reset * h) + rb[2 * H:]
+                h = (1 - z) * torch.tanh(cand) + z * h
+            out[step, e] = h
+        finals_h.append(h)
+        finals_c.append(c)
+    zero = torch.zeros(H, dtype=x.dtype)
+    y = torch.stack([torch.stack([out.get((step, e), zero) for e in range(B)])
+                     for step in range(T)])
+    results = [y, torch.stack(finals_h)]
+    if c0 is not None:
+        results.append(torch.stack(finals_c))
+    return results
+
+
+def _recurrent_case(id, cell, reverse, lengths, lbr=False):
+    T, B, I, H = 3, 2, 3, 2
+    gates, states = (4, 2) if cell == "lstm" else (3, 1)
+    names = ["x", "w", "r", "b", "h0", "c0"][:4 + states]
+    shapes = [(T, B, I), (gates * H, I), (gates * H, H), (2 * gates * H,), (B, H), (B, H)]
+    inputs = {k: randn(*shape) * 0.8 for k, shape in zip(names, shapes)}
+    types = [ty(shape) for shape in shapes[:4 + states]]
+    operands = ", ".join("%" + k for k in names)
+    if lengths is not None:
+        inputs["n"] = np.array(lengths, np.int64)
+        operands += " lengths %n"
+        types.append(ty([B], "i64"))
+    attrs = [a for a, on in (("linear_before_reset", lbr), ("reverse", reverse)) if on]
+    attr_text = " {%s}" % ", ".join(attrs) if attrs else ""
+    results = ["y", "hT", "cT"][:1 + states]
+    result_types = [ty([T, B, H])] + [ty([B, H])] * states
+    # The gradient op, with cotangents gy, gh (, gc) of the results.
+    cotangents = {"g" + k: randn(*[T, B, H] if k == "y" else [B, H]) for k in results}
+    inputs.update(cotangents)
+    grad_operands = ", ".join(["%" + k for k in names] + ["%g" + k for k in results])
+    if lengths is not None:
+        grad_operands += " lengths %n"
+    grad_types = (types[:4 + states] + result_types
+                  + ([ty([B], "i64")] if lengths is not None else []))
+    grads = ["d" + k for k in names]
+    body = ("%s = dpc.%s %s%s : (%s) -> (%s)\n" % (
+        ", ".join("%" + k for k in results), cell, operands, attr_text, ", ".join(types),
+        ", ".join(result_types)) +
+        "%s = dpc.%s_grad %s%s : (%s) -> (%s)" % (
+        ", ".join("%" + k for k in grads), cell, grad_operands, attr_text,
+        ", ".join(grad_types), ", ".join(types[:4 + states])))
+
+    def ref(**a):
+        leaves = [t(a[k]).requires_grad_() for k in names]
+        outs = _recurrent(cell, *leaves[:5], c0=leaves[5] if states == 2 else None,
+                          n=a.get("n"), reverse=reverse, lbr=lbr)
+        loss = sum((o * t(a["g" + k])).sum() for o, k in zip(outs, results))
+        loss.backward()
+        expected = {k: o.detach().numpy() for k, o in zip(results, outs)}
+        expected.update({"d" + k: leaf.grad.numpy() for k, leaf in zip(names, leaves)})
+        return expected
+
+    outputs = dict(zip(results, result_types))
+    outputs.update({"d" + k: ty(shape) for k, shape in zip(names, shapes)})
+    case(id, body, inputs, outputs, ref)
+
+
+_recurrent_case("lstm_and_grad", "lstm", False, None)
+_recurrent_case("lstm_reverse_lengths_and_grad", "lstm", True, [3, 1])
+_recurrent_case("gru_and_grad", "gru", False, [2, 3])
+_recurrent_case("gru_linear_before_reset_reverse_and_grad", "gru", True, None, lbr=True)
+
+#===------------------------------------------------------------------------===#
 # Regularization and losses
 #===------------------------------------------------------------------------===#
 

@@ -11,6 +11,7 @@
 #include "OpConverters.h"
 
 #include <numeric>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -635,6 +636,136 @@ LogicalResult convertGatherElements(NodeContext &node) {
   return success();
 }
 
+/// The offset in `data` (shape `shape`) of every element of `indices`
+/// (shape `indexShape`): its own position with the `axis` component
+/// replaced by its value. Fails on a value out of range.
+std::optional<std::vector<int64_t>>
+getScatterTargets(NodeContext &node, ArrayRef<int64_t> shape,
+                  ArrayRef<int64_t> indexShape, const Literal &indices,
+                  int64_t axis) {
+  std::vector<int64_t> strides = getStrides(toVector(shape));
+  std::vector<int64_t> indexStrides = getStrides(toVector(indexShape));
+  std::vector<int64_t> targets;
+  for (int64_t i = 0; i < indices.getNumElements(); ++i) {
+    int64_t index = indices.getInt(i), size = shape[axis];
+    if (index < -size || index >= size) {
+      node.emitError() << "index " << index << " is out of range for "
+                       << "dimension " << axis << " of size " << size;
+      return std::nullopt;
+    }
+    int64_t offset = 0, rest = i;
+    for (size_t d = 0; d < indexShape.size(); ++d) {
+      int64_t position = rest / indexStrides[d];
+      rest %= indexStrides[d];
+      if (int64_t(d) == axis)
+        position = index < 0 ? index + size : index;
+      offset += position * strides[d];
+    }
+    targets.push_back(offset);
+  }
+  return targets;
+}
+
+/// ScatterElements (and Scatter, its opset-9 name): the updates land at
+/// their own position with the axis component taken from `indices`. It is
+/// a scatter_add_elements into zeros, with the data kept where nothing
+/// lands (or added to, with reduction add). Folds on literals.
+LogicalResult convertScatterElements(NodeContext &node) {
+  std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
+  std::optional<std::vector<int64_t>> indexShape = getInputShape(node, 1);
+  std::optional<std::vector<int64_t>> updatesShape = getInputShape(node, 2);
+  if (!shape || !indexShape || !updatesShape)
+    return failure();
+  std::optional<int64_t> axis =
+      node.normalizeAxis(node.getInt("axis", 0), shape->size());
+  if (!axis)
+    return failure();
+  if (*updatesShape != *indexShape || indexShape->size() != shape->size())
+    return node.emitError() << "indices and updates need the data's rank and "
+                            << "one shape";
+  for (size_t d = 0; d < shape->size(); ++d)
+    if (int64_t(d) != *axis && (*indexShape)[d] > (*shape)[d])
+      return node.emitError() << "indices are larger than the data beside "
+                              << "axis " << *axis;
+  std::string reduction = node.getString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
+      reduction != "max" && reduction != "min")
+    return node.emitError() << "unknown reduction '" << reduction << "'";
+
+  const Literal *indices = node.getLiteral(1);
+  std::optional<std::vector<int64_t>> targets;
+  if (indices && !(targets = getScatterTargets(node, *shape, *indexShape,
+                                               *indices, *axis)))
+    return failure();
+  if (node.allInputsLiteral()) {
+    Literal result = *node.getLiteral(0);
+    const Literal &updates = *node.getLiteral(2);
+    auto combine = [&](auto current, auto update) {
+      if (reduction == "add")
+        return current + update;
+      if (reduction == "mul")
+        return current * update;
+      if (reduction == "max")
+        return std::max(current, update);
+      if (reduction == "min")
+        return std::min(current, update);
+      return update;
+    };
+    for (auto [i, target] : llvm::enumerate(*targets)) {
+      if (result.isFloat())
+        result.floats[target] =
+            combine(result.floats[target], updates.getFloat(i));
+      else
+        result.ints[target] = combine(result.ints[target], updates.getInt(i));
+    }
+    node.setOutput(0, std::move(result));
+    return success();
+  }
+  if (reduction != "none" && reduction != "add")
+    return node.emitError() << "reduction '" << reduction << "' needs its "
+                            << "inputs known at import time (dpc folds it)";
+  if (targets && reduction == "none") {
+    std::set<int64_t> seen;
+    for (int64_t target : *targets)
+      if (!seen.insert(target).second)
+        return node.emitError() << "indices address one element twice, "
+                                   "which ONNX leaves undefined";
+  }
+  Value data = node.getInput(0);
+  Value indexValue = data ? node.getInput(1) : Value();
+  Value updates = indexValue ? node.getInput(2) : Value();
+  if (!updates)
+    return failure();
+  OpBuilder &b = node.getBuilder();
+  auto dataType = cast<RankedTensorType>(data.getType());
+  Value added = ScatterAddElementsOp::create(b, node.getLoc(), dataType,
+                                             updates, indexValue, *axis);
+  if (reduction == "add") {
+    node.setOutput(0, node.createBinary<AddOp>(data, added));
+    return success();
+  }
+  Value hit;
+  if (targets) {
+    std::vector<int64_t> mask(dataType.getNumElements(), 0);
+    for (int64_t target : *targets)
+      mask[target] = 1;
+    hit = node.getImporter().materialize(
+        Literal::ofInts(mask, *shape, DType::Bool), node.getLoc());
+  } else {
+    // Rows reached by a run-time index: where a scatter of ones lands.
+    Type elementType = dataType.getElementType();
+    Value ones =
+        node.createBroadcast(node.createScalar(1.0, elementType), *indexShape);
+    hit = node.createCompare(ComparePredicate::gt,
+                             ScatterAddElementsOp::create(b, node.getLoc(),
+                                                          dataType, ones,
+                                                          indexValue, *axis),
+                             node.createScalar(0.0, elementType));
+  }
+  node.setOutput(0, node.createSelect(hit, added, data));
+  return success();
+}
+
 LogicalResult convertExpand(NodeContext &node) {
   std::optional<std::vector<int64_t>> shape = getInputShape(node, 0);
   const Literal *target = node.requireLiteral(1, "target shape");
@@ -917,6 +1048,8 @@ void mlir::dpc::onnx_import::addShapeConverters(OpConverterMap &converters) {
   converters["Slice"] = convertSlice;
   converters["Pad"] = convertPad;
   converters["GatherElements"] = convertGatherElements;
+  converters["ScatterElements"] = convertScatterElements;
+  converters["Scatter"] = convertScatterElements;
   converters["Split"] = convertSplit;
   converters["Gather"] = convertGather;
   converters["Expand"] = convertExpand;
