@@ -16,7 +16,6 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <map>
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -28,11 +27,6 @@ namespace {
 /// dimensions an ellipsis stands for (right-aligned across operands).
 using Label = int;
 constexpr Label kEllipsisBase = 256;
-
-int64_t product(ArrayRef<int64_t> values) {
-  return std::accumulate(values.begin(), values.end(), int64_t(1),
-                         std::multiplies<int64_t>());
-}
 
 /// One term of the equation as written: its letters, and where its
 /// ellipsis is (if it has one).
@@ -302,10 +296,9 @@ Labeled EinsumLowering::contract(Labeled lhs, Labeled rhs,
       permute(rhs, concat({batch, contracted, right})).value, withBatch(k, r));
   auto type =
       RankedTensorType::get(withBatch(l, r), getElementTypeOf(lhs.value));
-  Value product =
-      MatmulOp::create(node.getBuilder(), node.getLoc(), type, a, b);
+  Value matrix = MatmulOp::create(node.getBuilder(), node.getLoc(), type, a, b);
   std::vector<Label> labels = concat({batch, left, right});
-  return {node.createReshape(product, sizesOf(labels)), labels};
+  return {node.createReshape(matrix, sizesOf(labels)), labels};
 }
 
 LogicalResult EinsumLowering::run() {

@@ -11,7 +11,6 @@
 
 #include "OpConverters.h"
 
-#include <numeric>
 #include <set>
 
 using namespace mlir;
@@ -20,11 +19,6 @@ using namespace mlir::dpc::onnx_import;
 using ::dpc::DType;
 
 namespace {
-
-int64_t product(ArrayRef<int64_t> values) {
-  return std::accumulate(values.begin(), values.end(), int64_t(1),
-                         std::multiplies<int64_t>());
-}
 
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text = "[";

@@ -477,14 +477,11 @@ LogicalResult convertReduce(NodeContext &node) {
     for (int64_t d = 0; d < rank; ++d)
       dims.push_back(d);
   } else {
-    for (int64_t axis : *axes) {
-      std::optional<int64_t> d = node.normalizeAxis(axis, rank);
-      if (!d)
-        return failure();
-      if (!llvm::is_contained(dims, *d))
-        dims.push_back(*d);
-    }
-    llvm::sort(dims);
+    std::optional<SmallVector<int64_t>> normalized =
+        node.normalizeAxes(*axes, rank);
+    if (!normalized)
+      return failure();
+    dims = *normalized;
   }
   bool keepDims = node.getInt("keepdims", 1) != 0;
   OpBuilder &b = node.getBuilder();
@@ -608,19 +605,14 @@ LogicalResult convertMeanVarianceNormalization(NodeContext &node) {
   if (!input)
     return failure();
   int64_t rank = getShapeOf(input).size();
-  SmallVector<int64_t> dims;
-  for (int64_t axis : node.getInts("axes", {0, 2, 3})) {
-    std::optional<int64_t> d = node.normalizeAxis(axis, rank);
-    if (!d)
-      return failure();
-    if (!llvm::is_contained(dims, *d))
-      dims.push_back(*d);
-  }
-  llvm::sort(dims);
+  std::optional<SmallVector<int64_t>> dims =
+      node.normalizeAxes(node.getInts("axes", {0, 2, 3}), rank);
+  if (!dims)
+    return failure();
   Type elementType = getElementTypeOf(input);
-  Value mean = node.createReduce<ReduceMeanOp>(input, dims, true);
+  Value mean = node.createReduce<ReduceMeanOp>(input, *dims, true);
   Value meanOfSquares = node.createReduce<ReduceMeanOp>(
-      node.createBinary<MulOp>(input, input), dims, true);
+      node.createBinary<MulOp>(input, input), *dims, true);
   Value variance = node.createBinary<SubOp>(
       meanOfSquares, node.createBinary<MulOp>(mean, mean));
   Value deviation = node.createBinary<AddOp>(

@@ -125,6 +125,20 @@ std::optional<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
   return normalized;
 }
 
+std::optional<SmallVector<int64_t>>
+NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> dims;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> d = normalizeAxis(axis, rank);
+    if (!d)
+      return std::nullopt;
+    if (!llvm::is_contained(dims, *d))
+      dims.push_back(*d);
+  }
+  llvm::sort(dims);
+  return dims;
+}
+
 Value NodeContext::createCompare(ComparePredicate predicate, Value lhs,
                                  Value rhs) {
   FailureOr<SmallVector<int64_t>> shape =

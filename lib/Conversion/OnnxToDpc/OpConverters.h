@@ -60,6 +60,9 @@ public:
   InFlightDiagnostic emitError();
   /// Maps a possibly negative `axis` into [0, rank), or reports an error.
   std::optional<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+  /// `axes` normalized, without repeats, sorted; or an error.
+  std::optional<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                                    int64_t rank);
 
   //===--------------------------------------------------------------------===//
   // Emission helpers
@@ -101,6 +104,14 @@ void addNeuralNetConverters(OpConverterMap &converters);
 //===----------------------------------------------------------------------===//
 // Template definitions
 //===----------------------------------------------------------------------===//
+
+/// The number of elements of a shape.
+inline int64_t product(ArrayRef<int64_t> values) {
+  int64_t result = 1;
+  for (int64_t value : values)
+    result *= value;
+  return result;
+}
 
 inline ArrayRef<int64_t> getShapeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();

@@ -20,11 +20,6 @@ using ::dpc::DType;
 
 namespace {
 
-int64_t product(ArrayRef<int64_t> values) {
-  return std::accumulate(values.begin(), values.end(), int64_t(1),
-                         std::multiplies<int64_t>());
-}
-
 std::vector<int64_t> toVector(ArrayRef<int64_t> values) {
   return std::vector<int64_t>(values.begin(), values.end());
 }
