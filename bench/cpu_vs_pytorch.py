@@ -5,7 +5,8 @@
 
 For each model (REFERENCE.md's peers: an MLP 784-1024-1024-10 at batch 256,
 a GPT of 4 layers, d 128, context 64 at 16 sequences, torchvision's
-resnet18 at 3x32x32 and batch 32), all trained by SGD with momentum 0.9:
+resnet18 at 3x32x32 and batch 32; on request, `--models lstm`, a 2-layer
+bidirectional nn.LSTM classifier), all trained by SGD with momentum 0.9:
   - PyTorch, 1 process x 2 threads;
   - PyTorch DDP over gloo, 2 ranks x 1 thread, half the batch each;
   - dpc: the host calibrated once (dpc-run --calibrate-quick), the step
@@ -58,7 +59,16 @@ def resnet18_spec():
     return models.Spec(models.WithLoss(net), inputs, ["loss", "logits"])
 
 
-SPECS = {"mlp": mlp_spec, "gpt": gpt_spec, "resnet18": resnet18_spec}
+def lstm_spec():
+    """A 2-layer bidirectional nn.LSTM classifier (dpc.models'), hidden 256,
+    64 sequences of 32 tokens."""
+    net = models.RecurrentClassifier("LSTM", vocab=1000, embed=128, hidden=256, classes=10)
+    inputs = {"tokens": torch.randint(0, 1000, (64, 32)),
+              "target": torch.randint(0, 10, (64,))}
+    return models.Spec(models.WithLoss(net), inputs, ["loss", "logits"])
+
+
+SPECS = {"mlp": mlp_spec, "gpt": gpt_spec, "resnet18": resnet18_spec, "lstm": lstm_spec}
 
 
 def torch_steps(model, inputs, steps):
