@@ -3,7 +3,7 @@
 // GatherND and ScatterND address a tensor by tuples of k indices. Both fold
 // on literals (Swin's shifted-window mask is built this way at export).
 // Otherwise the tuple becomes one row-major index into the tensor with its
-// first k dimensions flattened, and the op becomes dpc.gather or
+// batch and indexed dimensions flattened, and the op becomes dpc.gather or
 // dpc.scatter_add along that axis: their gradient, sharding and cost rules
 // then cover these op types too.
 //
