@@ -66,3 +66,53 @@ def test_literal_indices_addressing_an_element_twice_are_refused(tmp_path):
     assert ("node 'put' (ScatterElements): indices address one element twice, "
             "which ONNX leaves undefined") in r.stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("op,reduction,axis", [
+    ("ScatterElements", "mul", 1), ("ScatterElements", "max", 0),
+    ("ScatterND", "min", None), ("ScatterND", "add", None)])
+def test_literal_scatters_fold_with_every_reduction(tmp_path, op, reduction, axis):
+    """Every input a Constant: the importer computes the scatter, applying
+    the updates in order with the reduction (repeated targets included)."""
+    data = np.arange(1, 9, dtype=np.float32).reshape(2, 4)
+    if op == "ScatterElements":
+        idx = np.array([[1, 1], [0, 3]], np.int64) if axis else np.array([[1, 0, 1, 1]])
+        upd = np.array([[2, 3], [-1, 5]], np.float32) if axis else np.array(
+            [[9, -2, 0.5, 4]], np.float32)
+        expected = data.copy()
+        for pos in np.ndindex(*idx.shape):
+            target = list(pos)
+            target[axis] = idx[pos]
+            target = tuple(target)
+            expected[target] = {"mul": np.multiply, "max": np.maximum}[reduction](
+                expected[target], upd[pos])
+        attrs = {"axis": axis}
+    else:
+        idx = np.array([[1], [0], [1]], np.int64)
+        upd = np.array([[1, 9, -3, 4], [0, 0, 7, 1], [6, -5, 2, 8]], np.float32)
+        expected = data.copy()
+        for row, value in zip(idx[:, 0], upd):
+            expected[row] = {"min": np.minimum, "add": np.add}[reduction](expected[row], value)
+        attrs = {}
+    constants = [helper.make_node("Constant", [], [n], value=numpy_helper.from_array(a, n))
+                 for n, a in (("d", data), ("i", idx), ("u", upd))]
+    graph = helper.make_graph(
+        constants + [helper.make_node(op, ["d", "i", "u"], ["s"], reduction=reduction,
+                                      **attrs),
+                     helper.make_node("Add", ["x", "s"], ["xs"]),
+                     helper.make_node("Add", ["xs", "b"], ["y"])],
+        "fold", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 4])],
+        # A float initializer: the model keeps its weights there, so its
+        # Constant nodes are constants (docs/onnx-import.md).
+        [numpy_helper.from_array(np.zeros(4, np.float32), "b")])
+    path = str(tmp_path / "fold.onnx")
+    # Opset 17, dpc's newest: max and min are opset 18's, and dpc folds
+    # them at any opset.
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    from dpc.interpreter import interpret
+    text = tools.run("dpc-opt", [path]).stdout
+    assert "dpc.scatter" not in text  # folded
+    got = interpret(path, {"x": np.zeros((2, 4), np.float32),
+                           "b": np.zeros(4, np.float32)})["y"]
+    np.testing.assert_array_equal(got, expected)

@@ -240,6 +240,33 @@ std::optional<Literal> mlir::dpc::onnx_import::foldBinary(
   return result;
 }
 
+Literal mlir::dpc::onnx_import::foldScatter(const Literal &data,
+                                            const std::vector<int64_t> &targets,
+                                            const Literal &updates,
+                                            const std::string &reduction) {
+  auto combine = [&](auto current, auto update) {
+    if (reduction == "add")
+      return current + update;
+    if (reduction == "mul")
+      return current * update;
+    if (reduction == "max")
+      return std::max(current, update);
+    if (reduction == "min")
+      return std::min(current, update);
+    return update;
+  };
+  Literal result = data;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    int64_t target = targets[i];
+    if (result.isFloat())
+      result.floats[target] =
+          combine(result.floats[target], updates.getFloat(i));
+    else
+      result.ints[target] = combine(result.ints[target], updates.getInt(i));
+  }
+  return result;
+}
+
 std::optional<Literal> mlir::dpc::onnx_import::foldWhere(
     const Literal &condition, const Literal &onTrue, const Literal &onFalse) {
   std::optional<std::vector<int64_t>> shape =

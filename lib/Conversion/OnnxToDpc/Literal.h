@@ -55,6 +55,12 @@ foldBinary(const Literal &lhs, const Literal &rhs,
            const std::function<int64_t(int64_t, int64_t)> &intOp,
            std::optional<::dpc::DType> resultType = std::nullopt);
 
+/// `data` with element `i` of `updates` combined into element `targets[i]`,
+/// in order, as ONNX's ScatterND and ScatterElements define it:
+/// `reduction` is none (the update replaces), add, mul, max or min.
+Literal foldScatter(const Literal &data, const std::vector<int64_t> &targets,
+                    const Literal &updates, const std::string &reduction);
+
 /// Elementwise select between `onTrue` and `onFalse` (ONNX Where).
 std::optional<Literal> foldWhere(const Literal &condition,
                                  const Literal &onTrue, const Literal &onFalse);

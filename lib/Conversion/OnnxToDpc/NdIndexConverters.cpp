@@ -11,8 +11,6 @@
 
 #include "OpConverters.h"
 
-#include <set>
-
 using namespace mlir;
 using namespace mlir::dpc;
 using namespace mlir::dpc::onnx_import;
@@ -247,35 +245,20 @@ LogicalResult foldScatterND(NodeContext &node, const NdIndexing &shapes,
       foldTupleOffsets(node, shapes, indices);
   if (!offsets)
     return failure();
+  // Element i of slice t lands at element i of the slice its tuple picks.
   int64_t slice = shapes.getSliceSize();
-  Literal result = data;
-  auto combine = [&](auto current, auto update) {
-    if (reduction == "add")
-      return current + update;
-    if (reduction == "mul")
-      return current * update;
-    if (reduction == "max")
-      return std::max(current, update);
-    if (reduction == "min")
-      return std::min(current, update);
-    return update;
-  };
-  for (auto [tuple, offset] : llvm::enumerate(*offsets))
-    for (int64_t i = 0; i < slice; ++i) {
-      int64_t to = offset * slice + i, from = int64_t(tuple) * slice + i;
-      if (result.isFloat())
-        result.floats[to] = combine(result.floats[to], updates.getFloat(from));
-      else
-        result.ints[to] = combine(result.ints[to], updates.getInt(from));
-    }
+  std::vector<int64_t> targets;
+  for (int64_t offset : *offsets)
+    for (int64_t i = 0; i < slice; ++i)
+      targets.push_back(offset * slice + i);
+  Literal result = foldScatter(data, targets, updates, reduction.str());
   node.setOutput(0, std::move(result));
   return success();
 }
 
 LogicalResult convertScatterND(NodeContext &node) {
   std::string reduction = node.getString("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      reduction != "max" && reduction != "min")
+  if (!isScatterReduction(reduction))
     return node.emitError() << "unknown reduction '" << reduction << "'";
   std::optional<NdIndexing> shapes = getNdIndexing(node, 0);
   std::optional<RankedTensorType> updatesType = node.getInputType(2);
@@ -300,11 +283,9 @@ LogicalResult convertScatterND(NodeContext &node) {
     literalOffsets = foldTupleOffsets(node, *shapes, *indices);
     if (!literalOffsets)
       return failure();
-    std::set<int64_t> seen;
-    for (int64_t offset : *literalOffsets)
-      if (reduction == "none" && !seen.insert(offset).second)
-        return node.emitError() << "indices address one element twice, "
-                                   "which ONNX leaves undefined";
+    if (reduction == "none" && hasRepeats(*literalOffsets))
+      return node.emitError() << "indices address one element twice, "
+                                 "which ONNX leaves undefined";
   }
   Value data = node.getInput(0);
   Value updates = data ? node.getInput(2) : Value();

@@ -12,6 +12,7 @@
 
 #include "GraphImporter.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::dpc::onnx_import {
@@ -104,6 +105,21 @@ void addNeuralNetConverters(OpConverterMap &converters);
 //===----------------------------------------------------------------------===//
 // Template definitions
 //===----------------------------------------------------------------------===//
+
+/// Whether `reduction` is one ONNX's scatter ops define.
+inline bool isScatterReduction(StringRef reduction) {
+  return llvm::is_contained({"none", "add", "mul", "max", "min"}, reduction);
+}
+
+/// Whether some value of `targets` repeats: a scatter without a reduction
+/// that writes one element twice, which ONNX leaves undefined.
+inline bool hasRepeats(ArrayRef<int64_t> targets) {
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t target : targets)
+    if (!seen.insert(target).second)
+      return true;
+  return false;
+}
 
 /// The number of elements of a shape.
 inline int64_t product(ArrayRef<int64_t> values) {

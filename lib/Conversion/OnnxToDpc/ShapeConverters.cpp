@@ -11,7 +11,6 @@
 #include "OpConverters.h"
 
 #include <numeric>
-#include <set>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -683,8 +682,7 @@ LogicalResult convertScatterElements(NodeContext &node) {
       return node.emitError() << "indices are larger than the data beside "
                               << "axis " << *axis;
   std::string reduction = node.getString("reduction", "none");
-  if (reduction != "none" && reduction != "add" && reduction != "mul" &&
-      reduction != "max" && reduction != "min")
+  if (!isScatterReduction(reduction))
     return node.emitError() << "unknown reduction '" << reduction << "'";
 
   const Literal *indices = node.getLiteral(1);
@@ -693,39 +691,17 @@ LogicalResult convertScatterElements(NodeContext &node) {
                                                *indices, *axis)))
     return failure();
   if (node.allInputsLiteral()) {
-    Literal result = *node.getLiteral(0);
-    const Literal &updates = *node.getLiteral(2);
-    auto combine = [&](auto current, auto update) {
-      if (reduction == "add")
-        return current + update;
-      if (reduction == "mul")
-        return current * update;
-      if (reduction == "max")
-        return std::max(current, update);
-      if (reduction == "min")
-        return std::min(current, update);
-      return update;
-    };
-    for (auto [i, target] : llvm::enumerate(*targets)) {
-      if (result.isFloat())
-        result.floats[target] =
-            combine(result.floats[target], updates.getFloat(i));
-      else
-        result.ints[target] = combine(result.ints[target], updates.getInt(i));
-    }
+    Literal result = foldScatter(*node.getLiteral(0), *targets,
+                                 *node.getLiteral(2), reduction);
     node.setOutput(0, std::move(result));
     return success();
   }
   if (reduction != "none" && reduction != "add")
     return node.emitError() << "reduction '" << reduction << "' needs its "
                             << "inputs known at import time (dpc folds it)";
-  if (targets && reduction == "none") {
-    std::set<int64_t> seen;
-    for (int64_t target : *targets)
-      if (!seen.insert(target).second)
-        return node.emitError() << "indices address one element twice, "
-                                   "which ONNX leaves undefined";
-  }
+  if (targets && reduction == "none" && hasRepeats(*targets))
+    return node.emitError() << "indices address one element twice, "
+                               "which ONNX leaves undefined";
   Value data = node.getInput(0);
   Value indexValue = data ? node.getInput(1) : Value();
   Value updates = indexValue ? node.getInput(2) : Value();
