@@ -62,11 +62,39 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   %n = dpc.reduce_min %l [0, 1] : tensor<8x10xf32> -> tensor<f32>
   // CHECK: dpc.conv2d {{.*}}dpc.sharding_rule = "([a,c,d,e],[b,c,f,g])->([a,b,_,_]) {a=2, b=6, c=3 reduction, d=8 whole, e=8 whole, f=3 whole, g=3 whole}"
   %2 = dpc.conv2d %img, %f {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x6x8x8xf32>
+  // A padded dimension stays whole; one padded nowhere is parallel.
+  // CHECK: dpc.pad {{.*}}dpc.sharding_rule = "([a,b,c,d])->([a,b,_,_]) {a=2, b=3, c=8 whole, d=8 whole}"
+  %3 = dpc.pad %img {low = array<i64: 0, 0, 1, 1>, high = array<i64: 0, 0, 1, 0>, interior = array<i64: 0, 0, 0, 0>, value = 0.0 : f64} : tensor<2x3x8x8xf32> -> tensor<2x3x10x9xf32>
   // Ops without a rule yet are left alone.
-  // CHECK: dpc.pad
+  // CHECK: dpc.scatter_add
   // CHECK-NOT: dpc.sharding_rule
-  // CHECK-SAME: -> tensor<6xf32>
-  %3 = dpc.pad %p {low = array<i64: 1>, high = array<i64: 1>, interior = array<i64: 0>, value = 0.0 : f64} : tensor<4xf32> -> tensor<6xf32>
+  // CHECK-SAME: -> tensor<50x8xf32>
+  %4 = dpc.scatter_add %0[%ids] {axis = 0 : i64} : (tensor<2x4x8xf32>, tensor<2x4xi64>) -> tensor<50x8xf32>
+  return
+}
+
+// The backward ops of a CNN split as its forward does: samples and output
+// channels parallel, summed input channels a reduction; the filter's
+// gradient sums over the samples (data parallelism's pending sum); windows
+// stay whole. Every dimension of a batch norm is parallel: split
+// statistics are synchronized by its partition.
+// CHECK-LABEL: func.func @cnn_backward
+func.func @cnn_backward(%img: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>,
+                        %g: tensor<2x6x8x8xf32>, %pooled: tensor<2x3x4x4xf32>,
+                        %c: tensor<3xf32>) {
+  // CHECK: dpc.conv_transpose2d {{.*}}dpc.sharding_rule = "([a,c,d,e],[c,b,f,g])->([a,b,_,_]) {a=2, b=3, c=6 reduction, d=8 whole, e=8 whole, f=3 whole, g=3 whole}"
+  %0 = dpc.conv_transpose2d %g, %f {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 1 : i64} : (tensor<2x6x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x3x8x8xf32>
+  // Grouped, the channels stay whole.
+  // CHECK: dpc.conv_transpose2d {{.*}}dpc.sharding_rule = "([a,c,d,e],[c,h,f,g])->([a,b,_,_]) {a=2, b=9 whole, c=6 whole, d=8 whole, e=8 whole, f=3 whole, g=3 whole, h=3 whole}"
+  %1 = dpc.conv_transpose2d %g, %f {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, groups = 3 : i64} : (tensor<2x6x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<2x9x8x8xf32>
+  // CHECK: dpc.conv2d_filter_grad {{.*}}dpc.sharding_rule = "([a,c,d,e],[a,b,f,g])->([b,c,_,_]) {a=2 reduction, b=6, c=3, d=8 whole, e=8 whole, f=8 whole, g=8 whole}"
+  %2 = dpc.conv2d_filter_grad %img, %g {strides = array<i64: 1, 1>, padding = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, groups = 1 : i64} : (tensor<2x3x8x8xf32>, tensor<2x6x8x8xf32>) -> tensor<6x3x3x3xf32>
+  // CHECK: dpc.max_pool2d_grad {{.*}}dpc.sharding_rule = "([a,b,c,d],[a,b,e,f])->([a,b,c,d]) {a=2, b=3, c=8 whole, d=8 whole, e=4 whole, f=4 whole}"
+  %3 = dpc.max_pool2d_grad %img, %pooled {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
+  // CHECK: dpc.avg_pool2d_grad {{.*}}dpc.sharding_rule = "([a,b,e,f])->([a,b,c,d]) {a=2, b=3, c=8 whole, d=8 whole, e=4 whole, f=4 whole}"
+  %4 = dpc.avg_pool2d_grad %pooled {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
+  // CHECK: dpc.batch_norm {{.*}}dpc.sharding_rule = "([a,b,c,d],[b],[b],[b],[b])->([a,b,c,d],[b],[b]) {a=2, b=3, c=8, d=8}"
+  %5:3 = dpc.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training} : tensor<2x3x8x8xf32>, tensor<3xf32>
   return
 }
 

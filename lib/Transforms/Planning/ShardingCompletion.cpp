@@ -209,8 +209,23 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
       continue;
     if (!(*have == wanted))
       ++mismatches;
-    reshardTime += getReshardingTime(getSizeInBytes(operand.getType()), *have,
-                                     wanted, mesh);
+    double bytes = getSizeInBytes(operand.getType());
+    reshardTime += getReshardingTime(bytes, *have, wanted, mesh);
+    // A sum reduce-scattered now is gathered later, where the value must
+    // be whole, and each collective call has its own start-up: both are
+    // priced here, so that a small sum (a normalization's statistics) is
+    // all-reduced in one call rather than reduce-scattered and gathered in
+    // two. Where the result is wanted split (ZeRO's gradient shards), the
+    // wanted layout decides first.
+    for (StageAxis axis : {kDataAxis, kTensorAxis}) {
+      if (!(have->partial & axis) || (wanted.partial & axis) ||
+          wanted.getSplitDim(axis) < 0)
+        continue;
+      TensorSharding whole = wanted;
+      whole.dims[wanted.getSplitDim(axis)] &= ~unsigned(axis);
+      reshardTime += getReshardingTime(bytes, wanted, whole, mesh, axis) +
+                     cluster.intraNode.latency;
+    }
   }
   int64_t shards = 1;
   for (const TensorSharding &result : choice.results)

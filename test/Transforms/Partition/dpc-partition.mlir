@@ -208,3 +208,41 @@ func.func @split_rows_dropout(%x: tensor<8x3xf32> {dpc.sharding = #dpc.sharding<
   %0 = dpc.dropout %x, %seed, %offset {ratio = 0.5 : f32, stream = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [dp, *]>]} : tensor<8x3xf32>
   return %0 : tensor<8x3xf32>
 }
+
+// -----
+
+// Synchronized batch norm: with the batch split, each rank sums its part of
+// every channel and the sums are all-reduced (the mean's, then the squared
+// deviations'), over the whole batch's count (4 * 3 * 3 = 36 values per
+// channel); the rank normalizes its part with them and updates the running
+// statistics as training would.
+dpc.mesh @plan ["dp"=2]
+// CHECK-LABEL: func.func @synchronized_batch_norm
+func.func @synchronized_batch_norm(
+    %x: tensor<4x2x3x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *, *]>},
+    %c: tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>})
+    -> (tensor<4x2x3x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *, *]>},
+        tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>},
+        tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>}) {
+  // CHECK: %[[COUNT:.*]] = dpc.constant dense<3.600000e+01> : tensor<f32>
+  // CHECK: %[[SUM:.*]] = dpc.reduce_sum %[[X:.*]] [0, 2, 3] : tensor<2x2x3x3xf32> -> tensor<2xf32>
+  // CHECK: %[[TOTAL:.*]] = dpc.all_reduce %[[SUM]] over @plan ["dp"] <sum> : tensor<2xf32>
+  // CHECK: %[[MEAN:.*]] = dpc.div %[[TOTAL]], %[[COUNT]]
+  // CHECK: %[[MEAN4:.*]] = dpc.reshape %[[MEAN]] : tensor<2xf32> -> tensor<1x2x1x1xf32>
+  // CHECK: %[[DEV:.*]] = dpc.sub %[[X]], %[[MEAN4]]
+  // CHECK: %[[SQ:.*]] = dpc.mul %[[DEV]], %[[DEV]]
+  // CHECK: %[[SQSUM:.*]] = dpc.reduce_sum %[[SQ]] [0, 2, 3] : tensor<2x2x3x3xf32> -> tensor<2xf32>
+  // CHECK: %[[SQTOTAL:.*]] = dpc.all_reduce %[[SQSUM]] over @plan ["dp"] <sum> : tensor<2xf32>
+  // CHECK: %[[VAR:.*]] = dpc.div %[[SQTOTAL]], %[[COUNT]]
+  // CHECK: %[[KEEP:.*]] = dpc.constant dense<0.899999976> : tensor<f32>
+  // CHECK: %[[TAKE:.*]] = dpc.sub %{{.*}}, %[[KEEP]]
+  // CHECK: %[[N1:.*]] = dpc.constant dense<3.500000e+01> : tensor<f32>
+  // CHECK: %[[UNBIASED:.*]] = dpc.div %[[SQTOTAL]], %[[N1]]
+  // CHECK: %[[NEWMEAN:.*]] = dpc.add
+  // CHECK: %[[NEWVAR:.*]] = dpc.add
+  // CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = dpc.batch_norm %[[X]], %{{.*}}, %{{.*}}, %[[MEAN]], %[[VAR]] {epsilon = {{.*}}, momentum = {{.*}}} : tensor<2x2x3x3xf32>, tensor<2xf32>
+  // CHECK-NOT: training
+  // CHECK: return %[[Y]], %[[NEWMEAN]], %[[NEWVAR]]
+  %y, %m, %v = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
+  return %y, %m, %v : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+}

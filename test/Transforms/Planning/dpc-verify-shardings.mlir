@@ -129,8 +129,17 @@ func.func @whole_axis_split(%x: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@
 // -----
 
 dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
-func.func @no_rule(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp]>}) {
-  // expected-error @+1 {{'dpc.pad' op has no sharding rule, so operand #0 must be whole on every device, not #dpc.sharding<@plan, [dp]>}}
+func.func @no_rule(%u: tensor<2x4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *]>}, %i: tensor<2xi64> {dpc.sharding = #dpc.sharding<@plan, [*]>}) {
+  // expected-error @+1 {{'dpc.scatter_add' op has no sharding rule, so operand #0 must be whole on every device, not #dpc.sharding<@plan, [dp, *]>}}
+  %0 = dpc.scatter_add %u[%i] {axis = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [*, *]>]} : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<5x4xf32>
+  return
+}
+
+// -----
+
+dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
+func.func @padded_dimension_split(%x: tensor<4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp]>}) {
+  // expected-error @+1 {{'dpc.pad' op operands do not form a strategy of its sharding rule: a loop of size 4 that must stay whole is split over (dp)}}
   %0 = dpc.pad %x {high = array<i64: 1>, interior = array<i64: 0>, low = array<i64: 1>, value = 0.0 : f64, dpc.sharding = [#dpc.sharding<@plan, [*]>]} : tensor<4xf32> -> tensor<6xf32>
   return
 }

@@ -108,6 +108,76 @@ LogicalResult NllLossOp::partition(OpBuilder &builder,
   return partitionLoss(*this, builder, localResultTypes);
 }
 
+// Synchronized batch norm. Where training-mode statistics span split
+// dimensions, each rank sums its part of every channel and the sums are
+// all-reduced over the splitting axes: the mean's first, then the squared
+// deviations from it, two passes as one device computes them. The op then
+// normalizes the rank's part with those statistics in its inference form,
+// and the running statistics are updated from them as training would.
+LogicalResult BatchNormOp::partition(OpBuilder &builder,
+                                     TypeRange localResultTypes) {
+  ArrayRef<int64_t> global =
+      cast<RankedTensorType>(getResult().getType()).getShape();
+  setResultTypes(*this, localResultTypes);
+  auto operands =
+      (*this)->getAttrOfType<ArrayAttr>(DpcDialect::kOperandShardingsAttrName);
+  if (!getTraining() || !operands)
+    return success();
+  auto input = cast<ShardingAttr>(operands[0]);
+  SmallVector<Attribute> axes;
+  int64_t count = 1;
+  SmallVector<int64_t> reduced;
+  for (auto [dim, size] : llvm::enumerate(global)) {
+    if (dim == 1)
+      continue;
+    count *= size;
+    reduced.push_back(dim);
+    for (StringRef axis : input.getDimAxes(dim))
+      axes.push_back(builder.getStringAttr(axis));
+  }
+  if (axes.empty())
+    return success();
+  if (count < 2)
+    return emitOpError("in training mode needs more than one value per "
+                       "channel, got ")
+           << count;
+
+  Location loc = getLoc();
+  GradientBuilder gb(builder, loc);
+  auto sumOverRanks = [&](Value local) -> Value {
+    return AllReduceOp::create(
+        builder, loc, local.getType(), local, input.getMesh(),
+        builder.getArrayAttr(axes),
+        ReductionKindAttr::get(builder.getContext(), ReductionKind::sum));
+  };
+  Value x = getInput();
+  SmallVector<int64_t> channelShape(global.size(), 1);
+  channelShape[1] = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  Value scaleLike = getScale();
+  Value total = gb.scalar(double(count), scaleLike);
+  Value mean =
+      gb.div(sumOverRanks(gb.reduceSum(x, reduced, /*keepDims=*/false)), total);
+  Value centered = gb.sub(x, gb.reshape(mean, channelShape));
+  Value squares = sumOverRanks(
+      gb.reduceSum(gb.mul(centered, centered), reduced, /*keepDims=*/false));
+  Value variance = gb.div(squares, total);
+
+  // Constants exact in the element type, the rest computed as the op's
+  // kernel computes it: `1 - momentum` and the unbiased variance's divisor.
+  Value keep = gb.scalar(getMomentum().convertToDouble(), scaleLike);
+  Value take = gb.sub(gb.scalar(1.0, scaleLike), keep);
+  Value unbiased = gb.div(squares, gb.scalar(double(count - 1), scaleLike));
+  Value newMean = gb.add(gb.mul(keep, getRunningMean()), gb.mul(take, mean));
+  Value newVariance =
+      gb.add(gb.mul(keep, getRunningVar()), gb.mul(take, unbiased));
+  getNewRunningMean().replaceAllUsesWith(newMean);
+  getNewRunningVar().replaceAllUsesWith(newVariance);
+  getRunningMeanMutable().assign(mean);
+  getRunningVarMutable().assign(variance);
+  setTraining(false);
+  return success();
+}
+
 /// This rank's block index along `axes` of `mesh` (the axes of one split
 /// dimension, major to minor), as a scalar: its slice of 0, 1, ..., k-1.
 static Value getBlockIndex(OpBuilder &builder, Location loc,

@@ -311,31 +311,119 @@ ShardingRule NllLossOp::getShardingRule() {
   return getLossRule(*this, getReduction());
 }
 
-// Samples and output channels are parallel; input channels are summed
-// (unless grouped); a window reads neighbouring pixels, so the spatial
-// dimensions stay whole.
-ShardingRule Conv2DOp::getShardingRule() {
+/// A convolution from `inputChannels` to `outputChannels` (the result's
+/// channels): samples and output channels are parallel, input channels are
+/// summed; grouped, the channels stay whole (a group's channels are not one
+/// block of either side). A window reads neighbouring pixels, so the
+/// spatial dimensions stay whole. The filter is OIHW, or IOHW for the
+/// transposed convolution, its second dimension per group.
+static ShardingRule getConvolutionRule(Operation *op, Value input, Value filter,
+                                       bool grouped, bool transposed) {
   ShardingRule rule;
-  ArrayRef<int64_t> input = getShape(getInput());
-  ArrayRef<int64_t> filter = getShape(getFilter());
-  bool grouped = getGroups() != 1;
-  int64_t n = rule.addFactor(input[0], FactorKind::Parallel);
-  int64_t f = rule.addFactor(filter[0], grouped ? FactorKind::NeedReplication
+  ArrayRef<int64_t> in = getShape(input);
+  ArrayRef<int64_t> kernel = getShape(filter);
+  ArrayRef<int64_t> result = getShape(op->getResult(0));
+  int64_t n = rule.addFactor(in[0], FactorKind::Parallel);
+  int64_t f = rule.addFactor(result[1], grouped ? FactorKind::NeedReplication
                                                 : FactorKind::Parallel);
-  int64_t c = rule.addFactor(input[1], grouped ? FactorKind::NeedReplication
-                                               : FactorKind::Reduction);
-  int64_t h = rule.addFactor(input[2], FactorKind::NeedReplication);
-  int64_t w = rule.addFactor(input[3], FactorKind::NeedReplication);
-  int64_t kh = rule.addFactor(filter[2], FactorKind::NeedReplication);
-  int64_t kw = rule.addFactor(filter[3], FactorKind::NeedReplication);
+  int64_t c = rule.addFactor(in[1], grouped ? FactorKind::NeedReplication
+                                            : FactorKind::Reduction);
+  int64_t h = rule.addFactor(in[2], FactorKind::NeedReplication);
+  int64_t w = rule.addFactor(in[3], FactorKind::NeedReplication);
+  int64_t kh = rule.addFactor(kernel[2], FactorKind::NeedReplication);
+  int64_t kw = rule.addFactor(kernel[3], FactorKind::NeedReplication);
+  int64_t outer = transposed ? c : f;
+  int64_t perGroup =
+      grouped ? rule.addFactor(kernel[1], FactorKind::NeedReplication)
+              : (transposed ? f : c);
   rule.addOperand({n, c, h, w});
-  rule.addOperand(
-      {f, grouped ? rule.addFactor(filter[1], FactorKind::NeedReplication) : c,
-       kh, kw});
-  if (getBias())
+  rule.addOperand({outer, perGroup, kh, kw});
+  if (op->getNumOperands() > 2)
     rule.addOperand({f});
   rule.addResult({n, f, ShardingRule::kNoFactor, ShardingRule::kNoFactor});
   return rule;
+}
+
+ShardingRule Conv2DOp::getShardingRule() {
+  return getConvolutionRule(*this, getInput(), getFilter(), getGroups() != 1,
+                            /*transposed=*/false);
+}
+
+// The adjoint of conv2d.
+ShardingRule ConvTranspose2DOp::getShardingRule() {
+  return getConvolutionRule(*this, getInput(), getFilter(), getGroups() != 1,
+                            /*transposed=*/true);
+}
+
+// A dimension padded nowhere is one parallel loop; a padded one stays whole
+// (each rank's block would need its neighbours' padding and positions).
+ShardingRule PadOp::getShardingRule() {
+  ShardingRule rule;
+  SmallVector<int64_t> inFactors, outFactors;
+  for (auto [dim, size] : llvm::enumerate(getShape(getInput()))) {
+    bool padded = getLow()[dim] || getHigh()[dim] || getInterior()[dim];
+    int64_t factor = rule.addFactor(size, padded ? FactorKind::NeedReplication
+                                                 : FactorKind::Parallel);
+    inFactors.push_back(factor);
+    outFactors.push_back(padded ? ShardingRule::kNoFactor : factor);
+  }
+  rule.addOperand(inFactors);
+  rule.addResult(outFactors);
+  return rule;
+}
+
+// A filter's gradient sums over the samples (split, it is a pending sum:
+// data parallelism's gradient reduction); its two channel dimensions are
+// parallel unless grouped.
+ShardingRule Conv2DFilterGradOp::getShardingRule() {
+  ShardingRule rule;
+  ArrayRef<int64_t> input = getShape(getInput());
+  ArrayRef<int64_t> outGrad = getShape(getOutGrad());
+  ArrayRef<int64_t> result = getShape(getResult());
+  bool grouped = getGroups() != 1;
+  FactorKind channels =
+      grouped ? FactorKind::NeedReplication : FactorKind::Parallel;
+  int64_t n = rule.addFactor(input[0], FactorKind::Reduction);
+  int64_t f = rule.addFactor(outGrad[1], channels);
+  int64_t c = rule.addFactor(input[1], channels);
+  int64_t h = rule.addFactor(input[2], FactorKind::NeedReplication);
+  int64_t w = rule.addFactor(input[3], FactorKind::NeedReplication);
+  int64_t oh = rule.addFactor(outGrad[2], FactorKind::NeedReplication);
+  int64_t ow = rule.addFactor(outGrad[3], FactorKind::NeedReplication);
+  rule.addOperand({n, c, h, w});
+  rule.addOperand({n, f, oh, ow});
+  rule.addResult(
+      {f, grouped ? rule.addFactor(result[1], FactorKind::NeedReplication) : c,
+       ShardingRule::kNoFactor, ShardingRule::kNoFactor});
+  return rule;
+}
+
+/// The gradient of a pooling: samples and channels are parallel; the
+/// windows' spatial dimensions stay whole. `input` is the pooled input
+/// when the op reads it.
+static ShardingRule getPoolGradRule(Value input, Value outGrad, Value result) {
+  ShardingRule rule;
+  ArrayRef<int64_t> in = getShape(result);
+  ArrayRef<int64_t> out = getShape(outGrad);
+  int64_t n = rule.addFactor(in[0], FactorKind::Parallel);
+  int64_t c = rule.addFactor(in[1], FactorKind::Parallel);
+  int64_t h = rule.addFactor(in[2], FactorKind::NeedReplication);
+  int64_t w = rule.addFactor(in[3], FactorKind::NeedReplication);
+  int64_t oh = rule.addFactor(out[2], FactorKind::NeedReplication);
+  int64_t ow = rule.addFactor(out[3], FactorKind::NeedReplication);
+  if (input)
+    rule.addOperand({n, c, h, w});
+  rule.addOperand({n, c, oh, ow});
+  rule.addResult({n, c, h, w});
+  return rule;
+}
+
+ShardingRule MaxPool2DGradOp::getShardingRule() {
+  return getPoolGradRule(getInput(), getOutGrad(), getResult());
+}
+
+ShardingRule AvgPool2DGradOp::getShardingRule() {
+  return getPoolGradRule(Value(), getOutGrad(), getResult());
 }
 
 /// Samples and channels are parallel; the window's spatial dimensions stay
@@ -355,17 +443,17 @@ static ShardingRule getPoolRule(Operation *op) {
 ShardingRule MaxPool2DOp::getShardingRule() { return getPoolRule(*this); }
 ShardingRule AvgPool2DOp::getShardingRule() { return getPoolRule(*this); }
 
-// Channels are independent. Training-mode statistics are taken over every
-// other dimension, so those stay whole: splitting the batch would change
-// the numbers unless the statistics are reduced across devices.
+// Every dimension is parallel: each output element is its input element
+// normalized by its channel's statistics. Training-mode statistics are taken
+// over every dimension but the channels, so where those are split the op
+// reduces them across the devices itself when it is partitioned
+// (synchronized batch norm): the numbers stay the single device's.
 ShardingRule BatchNormOp::getShardingRule() {
   ShardingRule rule;
   ArrayRef<int64_t> input = getShape(getInput());
   SmallVector<int64_t> factors;
-  for (auto [dim, size] : llvm::enumerate(input))
-    factors.push_back(rule.addFactor(size, dim == 1
-                                               ? FactorKind::Parallel
-                                               : FactorKind::NeedReplication));
+  for (int64_t size : input)
+    factors.push_back(rule.addFactor(size, FactorKind::Parallel));
   rule.addOperand(factors);
   for (unsigned i = 1; i < getOperation()->getNumOperands(); ++i)
     rule.addOperand({factors[1]});

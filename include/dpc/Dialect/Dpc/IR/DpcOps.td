@@ -301,7 +301,8 @@ def Dpc_Conv2DOp : Dpc_Op<"conv2d", [Dpc_Differentiable, Pure,
 }
 
 def Dpc_ConvTranspose2DOp : Dpc_Op<"conv_transpose2d", [Dpc_Differentiable, Pure,
-    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "2-D transposed convolution, NCHW input and CFHW filter";
   let description = [{
     The gradient of `conv2d` with respect to its input, used as a learned
@@ -385,7 +386,8 @@ def Dpc_ResizeGradOp : Dpc_Op<"resize_grad", [Pure, CostOpInterface]> {
 }
 
 def Dpc_Conv2DFilterGradOp : Dpc_Op<"conv2d_filter_grad", [Pure,
-    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Gradient of conv2d with respect to its filter";
   let description = [{
     For `out = conv2d(input, filter)` with the given window attributes,
@@ -453,7 +455,8 @@ def Dpc_AvgPool2DOp : Dpc_Pool2DOp<"avg_pool2d", "average">;
 
 def Dpc_MaxPool2DGradOp : Dpc_Op<"max_pool2d_grad", [Pure,
     AllTypesMatch<["input", "result"]>,
-    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Gradient of max_pool2d with respect to its input";
   let description = [{
     Routes each element of `out_grad` to the position of its window's
@@ -477,7 +480,8 @@ def Dpc_MaxPool2DGradOp : Dpc_Op<"max_pool2d_grad", [Pure,
 }
 
 def Dpc_AvgPool2DGradOp : Dpc_Op<"avg_pool2d_grad", [Pure,
-    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>]> {
+    DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Gradient of avg_pool2d with respect to its input";
   let description = [{
     Spreads each element of `out_grad` evenly over its window's input
@@ -659,7 +663,7 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var",
                    "new_running_mean", "new_running_var"]>,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
-    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+    DeclareOpInterfaceMethods<ShardableOpInterface, ["partition"]>]> {
   let summary = "Batch normalization over the channel dimension";
   let description = [{
     Normalizes each channel (dimension 1) of `input` and applies `scale` and
@@ -670,6 +674,13 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
     batch variance for `new_running_var`. Without `training`, it normalizes
     with `running_mean` and `running_var` and returns them unchanged. The
     running statistics are non-trainable state, never differentiated.
+
+    Every dimension may be split. Partitioned with training-mode statistics
+    over split dimensions, each rank sums its part of every channel, the
+    sums are all-reduced over the splitting mesh axes (the mean first, then
+    the squared deviations from it), and the rank normalizes its own part
+    with the whole batch's statistics: synchronized batch norm, computing
+    what one device computes.
 
     Constraints:
     - (C1) `input` has rank 2 or more.
@@ -831,7 +842,8 @@ def Dpc_GatherOp : Dpc_Op<"gather", [Dpc_Differentiable, Pure, CostOpInterface,
   let hasVerifier = 1;
 }
 
-def Dpc_PadOp : Dpc_Op<"pad", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_PadOp : Dpc_Op<"pad", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Surrounds and interleaves a tensor with a constant";
   let description = [{
     Places element `i` of `input` (per dimension `d`) at position
