@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dpc/Runtime/MeshCommunicator.h"
+#include "SchedulerSlice.h"
 #include "TcpStoreAdapter.h"
 
 #include <gloo/allgather.h>
@@ -797,7 +798,12 @@ MeshCommunicator::connect(const Options &options,
       TcpStoreAdapter store(*client);
       gloo::transport::tcp::attr attr;
       attr.hostname = options.hostname;
+      // The device's event loop thread, which receives every message,
+      // inherits the short slice; this thread takes its own back.
+      bool shortSlice = setSchedulerSlice(kCommunicationSliceNs);
       impl->device = gloo::transport::tcp::CreateDevice(attr);
+      if (shortSlice)
+        setSchedulerSlice(0);
       for (size_t kind = 0; kind < impl->groups.size(); ++kind) {
         Group &group = impl->groups[kind];
         connecting = group.label;
@@ -827,9 +833,14 @@ MeshCommunicator::connect(const Options &options,
   // A lane per group kind, and the world's.
   impl->lanes = std::vector<Impl::Lane>(impl->groups.size() + 1);
   for (size_t lane = 0; lane < impl->lanes.size(); ++lane)
-    impl->lanes[lane].worker =
-        std::thread([raw, lane] { raw->runWorker(lane); });
-  impl->sendWaiter = std::thread([raw] { raw->runSendWaiter(); });
+    impl->lanes[lane].worker = std::thread([raw, lane] {
+      setSchedulerSlice(kCommunicationSliceNs);
+      raw->runWorker(lane);
+    });
+  impl->sendWaiter = std::thread([raw] {
+    setSchedulerSlice(kCommunicationSliceNs);
+    raw->runSendWaiter();
+  });
   communicator.reset(new MeshCommunicator(std::move(impl)));
   return Status::success();
 }

@@ -63,9 +63,9 @@ _ZERO3 = ("ZeRO-3 as built gathers each parameter once per step and keeps it for
 _CNN_TENSOR = ("resnet18 over the tensor axis: the completion lays out the convolutions' "
                "backward passes (activations and filter gradients gathered over tp) otherwise "
                "than the dual of the forward that the planner charges")
-_BATCH_NORM_STATS = ("the synchronized batch norms' statistics (all-reduces of one value per "
-                     "channel, two per batch norm forward, more backward) are not charged, nor "
-                     "stage 0's all-to-all of each micro-batch's images")
+_MICRO_BATCH_IMAGES = ("stage 0 lays out each micro-batch's images with an all-to-all over dp "
+                       "that the planner does not charge, and the stages send more than the "
+                       "activation and its gradient (as under pp alone)")
 _SEQ_FIRST = ("nn.TransformerEncoder's sequence-first layout: the completion moves the "
               "batch between dimensions in the backward pass (all-to-all, all-gather, "
               "reduce-scatter of the attention's gradients) where the planner charges the "
@@ -100,7 +100,7 @@ MISMATCHES = {
     ("resnet18", "zero3"): _CNN_TENSOR,
     ("resnet18", "pp"): _STAGE_GRADIENT,
     ("resnet18", "tp-pp"): _CNN_TENSOR,
-    ("resnet18", "dp-pp"): _BATCH_NORM_STATS,
+    ("resnet18", "dp-pp"): _MICRO_BATCH_IMAGES,
 }
 
 

@@ -48,6 +48,16 @@ def ShardableOpInterface : OpInterface<"ShardableOpInterface"> {
           result.setType(type);
         return ::mlir::success();
       }]>,
+    InterfaceMethod<
+      /*desc=*/[{
+        The all-reduces the op's `partition` adds when `factor` of its
+        rule is split, so that the planner prices what will be built (a
+        synchronized batch norm's statistics); none by default.
+      }],
+      /*retTy=*/"::mlir::dpc::SplitCollectives",
+      /*methodName=*/"getSplitCollectives", /*args=*/(ins "int64_t":$factor),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{ return {}; }]>,
   ];
 }
 

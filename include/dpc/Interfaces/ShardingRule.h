@@ -29,6 +29,15 @@ enum class FactorKind {
   NeedReplication,
 };
 
+/// The all-reduces an op's own `partition` adds when one factor of its rule
+/// is split: a synchronized batch norm's statistics. Counted per execution,
+/// its backward pass included.
+struct SplitCollectives {
+  int64_t allReduces = 0;
+  /// The factors that index each all-reduced tensor.
+  llvm::SmallVector<int64_t, 1> factors;
+};
+
 /// The factor form of a sharding rule.
 class ShardingRule {
 public:

@@ -329,13 +329,53 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
         s.activationBytes +=
             getValueBytes(result) / s.results[j].getShards(mesh);
     s.oncePerStep = !touchesBatch;
-    time.push_back(s.time);
+    if (shardable)
+      addOwnCollectives(shardable, s, scale);
+    // The ILP prices the tensor axis (as its edges); the data axis splits
+    // the batch alike in every strategy.
+    time.push_back(s.time + s.ownTensorTime);
     memory.push_back({0.0, s.activationBytes});
   }
   strategies.push_back(std::move(options));
   unsigned node = problem.addNode(std::move(time), std::move(memory), weight);
   opNodes[op] = node;
   return node;
+}
+
+void ShardingSpace::addOwnCollectives(ShardableOpInterface op, Strategy &s,
+                                      double scale) const {
+  ShardingRule rule = op.getShardingRule();
+  int64_t batchFactor = graph.getBatchFactor(op);
+  auto elementBytes = double(getSizeInBytes(op->getOperand(0).getType())) /
+                      double(getNumElements(op->getOperand(0).getType()));
+  for (auto [axis, factor] : {std::pair{kDataAxis, s.dataFactor},
+                              std::pair{kTensorAxis, s.tensorFactor}}) {
+    if (factor < 0 || mesh.getAxisSize(axis) <= 1)
+      continue;
+    SplitCollectives collectives = op.getSplitCollectives(factor);
+    if (collectives.allReduces == 0)
+      continue;
+    // Each all-reduced tensor on one device: its factors' sizes, less
+    // what the strategy splits.
+    double elements = 1.0;
+    for (int64_t f : collectives.factors) {
+      double size = rule.getFactorSize(f) * (f == batchFactor ? scale : 1.0);
+      if (f == s.dataFactor)
+        size /= mesh.getAxisSize(kDataAxis);
+      if (f == s.tensorFactor)
+        size /= mesh.getAxisSize(kTensorAxis);
+      elements *= size;
+    }
+    double bytes = elements * elementBytes;
+    double calls = double(collectives.allReduces);
+    (axis == kDataAxis ? s.ownDataTime : s.ownTensorTime) +=
+        calls * getBestCollective(CollectiveKind::AllReduce, bytes,
+                                  mesh.getGroup(axis), mesh.getCluster())
+                    .time;
+    double sent = calls * getSentBytes(CollectiveKind::AllReduce, bytes,
+                                       mesh.getAxisSize(axis));
+    (axis == kDataAxis ? s.ownSent.dataAxis : s.ownSent.tensorAxis) += sent;
+  }
 }
 
 const TensorSharding *
@@ -364,6 +404,8 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
     unsigned node = *getNode(segmentation.getRepresentative(op));
     const Strategy &s = strategies[node][choice[node]];
     (s.oncePerStep ? cost.perStepTime : cost.computeTime) += s.time;
+    cost.communicationTime += s.ownDataTime + s.ownTensorTime;
+    cost.sent += s.ownSent;
     cost.activationBytes += s.activationBytes;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       if (isConstant(operand))

@@ -246,3 +246,20 @@ func.func @synchronized_batch_norm(
   %y, %m, %v = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
   return %y, %m, %v : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// Over an axis of size 1 the statistics are whole already: the op keeps its
+// training form and nothing is all-reduced.
+dpc.mesh @plan ["pp"=1, "dp"=1, "tp"=1]
+// CHECK-LABEL: func.func @batch_norm_on_one_device
+func.func @batch_norm_on_one_device(
+    %x: tensor<4x2x3x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *, *]>},
+    %c: tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>})
+    -> (tensor<4x2x3x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *, *]>}) {
+  // CHECK-NOT: dpc.all_reduce
+  // CHECK: dpc.batch_norm {{.*}}training
+  // CHECK-NOT: dpc.all_reduce
+  %y, %m, %v = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
+  return %y : tensor<4x2x3x3xf32>
+}

@@ -1,5 +1,7 @@
 // RUN: dpc-opt %s --train --optimizer=momentum -o %t.mlir
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition --plan-report=%t.json -test-dpc-communication-volume | FileCheck %s --check-prefix=SENT
+// RUN: FileCheck %s --input-file=%t.json --check-prefix=CHARGED
 
 // A data-parallel CNN step runs on each rank's own samples end to end: the
 // batch norm's statistics are synchronized by all-reducing one value per
@@ -24,6 +26,14 @@
 // CHECK-NOT: dpc.all_gather
 // CHECK-NOT: dpc.reduce_scatter
 // CHECK-LABEL: func.func @train_step
+
+// Each device sends 1088 bytes for the gradients' all-reduce (272 floats
+// over 2 ranks) and 32 for each of the six all-reduces of the 8 channels'
+// statistics (two forward, four backward); the plan charges those too. The
+// 12 bytes more are the loss's scalars.
+// SENT: dpc.sent_bytes = {dp = 1292 : i64, pp = 0 : i64, tp = 0 : i64}
+// CHARGED: "sent_bytes_per_step": {
+// CHARGED-NEXT: "dp": 1280,
 
 func.func @forward(%x: tensor<4x3x6x6xf32> {dpc.input = "x"},
                    %labels: tensor<4xi64> {dpc.input = "labels"},

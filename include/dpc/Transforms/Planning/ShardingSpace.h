@@ -16,10 +16,11 @@
 #define DPC_TRANSFORMS_PLANNING_SHARDINGSPACE_H
 
 #include "dpc/Analysis/CostModel/ReshardingCost.h"
+#include "dpc/Interfaces/ShardableOpInterface.h"
+#include "dpc/Interfaces/ShardingRule.h"
 #include "dpc/Transforms/Planning/LayerSegmentation.h"
 #include "dpc/Transforms/Planning/ShardingConstraints.h"
 #include "dpc/Transforms/Planning/ShardingProblem.h"
-#include "dpc/Interfaces/ShardingRule.h"
 
 namespace mlir::dpc {
 
@@ -55,6 +56,11 @@ public:
     /// Stored activations (bytes per device) or, for a parameter, elements
     /// per device.
     double activationBytes = 0.0, parameterElements = 0.0;
+    /// The all-reduces the op's partition adds for its split factors
+    /// (getSplitCollectives): seconds per micro-batch over each axis, and
+    /// bytes each device sends.
+    double ownDataTime = 0.0, ownTensorTime = 0.0;
+    CommunicationVolume ownSent;
   };
 
   /// The problem over the representatives; weights count the repeats.
@@ -117,6 +123,10 @@ private:
                                             std::optional<unsigned> &node) const;
   double getEdgeTime(Value value, const TensorSharding &from,
                      const TensorSharding &to, bool tensorAxisOnly) const;
+  /// Prices in `s` the all-reduces `op`'s partition adds for the factors
+  /// `s` splits; `scale` is the batch's (micro-batching).
+  void addOwnCollectives(ShardableOpInterface op, Strategy &s,
+                         double scale) const;
   /// What one device sends for that edge, forward and backward.
   CommunicationVolume getEdgeSentBytes(Value value, const TensorSharding &from,
                                        const TensorSharding &to) const;

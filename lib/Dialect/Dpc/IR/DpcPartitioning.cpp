@@ -124,6 +124,9 @@ LogicalResult BatchNormOp::partition(OpBuilder &builder,
   if (!getTraining() || !operands)
     return success();
   auto input = cast<ShardingAttr>(operands[0]);
+  auto mesh =
+      SymbolTable::lookupNearestSymbolFrom<MeshOp>(*this, input.getMesh());
+  // The axes that split the statistics; one of size 1 splits nothing.
   SmallVector<Attribute> axes;
   int64_t count = 1;
   SmallVector<int64_t> reduced;
@@ -133,7 +136,8 @@ LogicalResult BatchNormOp::partition(OpBuilder &builder,
     count *= size;
     reduced.push_back(dim);
     for (StringRef axis : input.getDimAxes(dim))
-      axes.push_back(builder.getStringAttr(axis));
+      if (mesh.getAxisSize(axis).value_or(1) > 1)
+        axes.push_back(builder.getStringAttr(axis));
   }
   if (axes.empty())
     return success();

@@ -463,6 +463,17 @@ ShardingRule BatchNormOp::getShardingRule() {
   return rule;
 }
 
+// Split samples (or pixels) in training: the partition all-reduces the
+// channels' sums twice (mean, squared deviations) and the gradient rule's
+// reductions over the batch four more times (the statistics again, the
+// output gradient's sum and its product with the normalized input; the
+// weights' own gradients are reduced with every other gradient).
+SplitCollectives BatchNormOp::getSplitCollectives(int64_t factor) {
+  if (!getTraining() || factor == 1)
+    return {};
+  return {6, {1}};
+}
+
 // The index is a position along the whole axis: that axis stays whole.
 ShardingRule ArgMaxOp::getShardingRule() {
   return getReductionShardingRule(*this, {int64_t(getAxis())},

@@ -663,7 +663,8 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var",
                    "new_running_mean", "new_running_var"]>,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
-    DeclareOpInterfaceMethods<ShardableOpInterface, ["partition"]>]> {
+    DeclareOpInterfaceMethods<ShardableOpInterface,
+                              ["partition", "getSplitCollectives"]>]> {
   let summary = "Batch normalization over the channel dimension";
   let description = [{
     Normalizes each channel (dimension 1) of `input` and applies `scale` and
