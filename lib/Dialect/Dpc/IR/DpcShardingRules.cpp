@@ -311,12 +311,12 @@ ShardingRule NllLossOp::getShardingRule() {
   return getLossRule(*this, getReduction());
 }
 
-/// A convolution from `inputChannels` to `outputChannels` (the result's
-/// channels): samples and output channels are parallel, input channels are
-/// summed; grouped, the channels stay whole (a group's channels are not one
-/// block of either side). A window reads neighbouring pixels, so the
-/// spatial dimensions stay whole. The filter is OIHW, or IOHW for the
-/// transposed convolution, its second dimension per group.
+/// A convolution from `input`'s channels to the result's: samples and
+/// output channels are parallel, input channels are summed; grouped, the
+/// channels stay whole (a group's channels are not one block of either
+/// side). A window reads neighbouring pixels, so the spatial dimensions stay
+/// whole. The filter is OIHW, or IOHW for the transposed convolution, its
+/// second dimension per group.
 static ShardingRule getConvolutionRule(Operation *op, Value input, Value filter,
                                        bool grouped, bool transposed) {
   ShardingRule rule;
