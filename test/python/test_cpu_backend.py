@@ -34,6 +34,8 @@ BIN = os.path.join(os.environ.get("DPC_BUILD_DIR", os.path.join(ROOT, "build")),
 DPC_OPT = os.path.join(BIN, "dpc-opt")
 DPC_RUN = os.path.join(BIN, "dpc-run")
 STEPS = 3
+# dpc-opt --train flags of every compared step (with --optimizer=adamw).
+STEP_FLAGS = ["--weight-decay=0.01", "--micro-batches=2"]
 # name: dpc-opt flags
 LAYOUTS = {
     "dp": ["--mesh=2", "--dp=2", "--tp=1", "--pp=1"],
@@ -53,8 +55,8 @@ MODEL_LAYOUTS = {
     "resnet18": ["dp"],
 }
 # Steps compared, and the bound on parameters in norm, where not the above.
-MODEL_STEPS = {"resnet18": 1}
-PARAM_BOUND = {"resnet18": 1e-3}
+MODEL_STEPS = {"resnet18": 1, "resnet18_silu": 1}
+PARAM_BOUND = {"resnet18": 1e-3, "resnet18_silu": 1e-3}
 CASES = [(name, layout) for name, layouts in MODEL_LAYOUTS.items() for layout in layouts]
 
 
@@ -62,8 +64,7 @@ CASES = [(name, layout) for name, layouts in MODEL_LAYOUTS.items() for layout in
 def steps(exported, tmp_path_factory):
     """AdamW steps over 2 micro-batches (pipelines need them; the others
     accumulate them)."""
-    return build_steps(exported, tmp_path_factory.mktemp("steps"), "--weight-decay=0.01",
-                       "--micro-batches=2")
+    return build_steps(exported, tmp_path_factory.mktemp("steps"), *STEP_FLAGS)
 
 
 _reference = {}
