@@ -47,6 +47,12 @@ namespace {
 /// collectives (0x01 to 0x08 in gloo/types.h).
 constexpr uint8_t kSendRecvSlotPrefix = 0x40;
 
+/// Collectives of at most this many bytes are latency-bound: they run on
+/// their group's second lane and connection, so that one the program
+/// waits for at once (a synchronized batch norm's statistics, a loss's
+/// count) does not queue behind megabytes of gradient buckets.
+constexpr size_t kLatencyBoundBytes = 64 * 1024;
+
 /// This rank's group of one kind (or the world).
 struct Group {
   /// World ranks, in group order.
@@ -259,12 +265,16 @@ struct MeshCommunicator::Impl {
   MeshCommunicator::Options options;
   std::shared_ptr<gloo::transport::Device> device;
   std::vector<Group> groups;
+  /// The same groups over their own connections, for latency-bound
+  /// collectives (sends and receives stay on `groups`).
+  std::vector<Group> latencyGroups;
   Group world;
 
-  // One queue and worker per lane, all guarded by `mutex`. A lane per
-  // group kind lets the collectives of different groups (tensor- and
-  // data-parallel) progress at once; within a lane they run in start
-  // order, which every member of a group shares.
+  // One queue and worker per lane, all guarded by `mutex`. Two lanes per
+  // group kind (bulk, then latency-bound) let the collectives of different
+  // groups (tensor- and data-parallel), and a small one behind a large
+  // one, progress at once; within a lane they run in start order, which
+  // every member of a group shares.
   struct Lane {
     std::deque<Work> queue;
     std::thread worker;
@@ -282,6 +292,8 @@ struct MeshCommunicator::Impl {
 
   /// The lane of the world's operations (barrier, reports).
   size_t getWorldLane() const { return lanes.size() - 1; }
+  /// The lane of `request`, whose group kind is valid.
+  size_t getLane(const CollectiveRequest &request) const;
 
   // Sends not yet delivered, guarded by `sendMutex`; the front one is
   // being waited for.
@@ -304,7 +316,7 @@ struct MeshCommunicator::Impl {
   void failPending(const std::string &message);
   Status waitForSends(const std::string &prefix);
 
-  Status execute(const CollectiveRequest &request);
+  Status execute(const CollectiveRequest &request, bool latencyBound);
   Status runRequest(const CollectiveRequest &request, Group &group,
                     const std::string &prefix, std::string &peer);
   Status runSend(const CollectiveRequest &request, Group &group,
@@ -537,13 +549,25 @@ static std::string validate(const CollectiveRequest &request, int size) {
   return "";
 }
 
-Status MeshCommunicator::Impl::execute(const CollectiveRequest &request) {
+size_t MeshCommunicator::Impl::getLane(const CollectiveRequest &request) const {
+  bool pointToPoint = request.kind == CollectiveKind::Send ||
+                      request.kind == CollectiveKind::Recv;
+  size_t bytes = product(request.shape, 0, request.shape.size()) *
+                 getElementSize(request.element);
+  // Every member decides alike: the shapes are the same on each.
+  if (!pointToPoint && bytes <= kLatencyBoundBytes)
+    return groups.size() + size_t(request.group);
+  return size_t(request.group);
+}
+
+Status MeshCommunicator::Impl::execute(const CollectiveRequest &request,
+                                       bool latencyBound) {
   std::string name =
       request.name.empty() ? getKindName(request.kind) : request.name;
   if (request.group < 0 || request.group >= static_cast<int>(groups.size()))
     return Status::error(rankLabel() + ": " + name + " failed: no group kind " +
                          std::to_string(request.group));
-  Group &group = groups[request.group];
+  Group &group = (latencyBound ? latencyGroups : groups)[request.group];
   std::string prefix =
       rankLabel() + ": " + name + " (" + group.label + ") failed: ";
   std::string problem = validate(request, group.size());
@@ -778,6 +802,7 @@ MeshCommunicator::connect(const Options &options,
     if (found.isError())
       return Status::error(rankLabel + ": " + found.getMessage());
   }
+  impl->latencyGroups = impl->groups;
   for (int rank = 0; rank < options.worldSize; ++rank)
     impl->world.members.push_back(rank);
   impl->world.position = options.rank;
@@ -807,10 +832,11 @@ MeshCommunicator::connect(const Options &options,
       for (size_t kind = 0; kind < impl->groups.size(); ++kind) {
         Group &group = impl->groups[kind];
         connecting = group.label;
-        connectGroup(group,
-                     "dpc/group" + std::to_string(kind) + "/" +
-                         std::to_string(indices[kind]),
-                     store, impl->device, options.timeout);
+        std::string name = "dpc/group" + std::to_string(kind) + "/" +
+                           std::to_string(indices[kind]);
+        connectGroup(group, name, store, impl->device, options.timeout);
+        connectGroup(impl->latencyGroups[kind], name + "/latency", store,
+                     impl->device, options.timeout);
       }
       connecting = impl->world.label;
       connectGroup(impl->world, "dpc/world", store, impl->device,
@@ -830,8 +856,8 @@ MeshCommunicator::connect(const Options &options,
   impl->world.received.assign(options.worldSize, 0);
 
   Impl *raw = impl.get();
-  // A lane per group kind, and the world's.
-  impl->lanes = std::vector<Impl::Lane>(impl->groups.size() + 1);
+  // Two lanes per group kind, and the world's.
+  impl->lanes = std::vector<Impl::Lane>(2 * impl->groups.size() + 1);
   for (size_t lane = 0; lane < impl->lanes.size(); ++lane)
     impl->lanes[lane].worker = std::thread([raw, lane] {
       setSchedulerSlice(kCommunicationSliceNs);
@@ -865,10 +891,12 @@ int64_t MeshCommunicator::start(CollectiveRequest request) {
   Impl *raw = impl.get();
   size_t lane =
       request.group >= 0 && size_t(request.group) < impl->groups.size()
-          ? size_t(request.group)
+          ? impl->getLane(request)
           : impl->getWorldLane();
-  return impl->enqueue(lane, [raw, request = std::move(request)] {
-    return raw->execute(request);
+  bool latencyBound =
+      lane >= impl->groups.size() && lane != impl->getWorldLane();
+  return impl->enqueue(lane, [raw, latencyBound, request = std::move(request)] {
+    return raw->execute(request, latencyBound);
   });
 }
 

@@ -3,7 +3,8 @@
 // Four ranks forked on this host meet through a TcpStoreServer in the test
 // process and run every collective over the groups of a 2x2 mesh; each rank
 // checks its results against values computed here from every rank's
-// inputs, as the interpreter defines them. Also: the store refuses a wrong
+// inputs, as the interpreter defines them, and that a small collective
+// overtakes a large one of its group kind. Also: the store refuses a wrong
 // token and parks a get until its key is set, and a rank that exits early
 // makes its peers' collective fail within the timeout instead of hanging.
 //
@@ -335,6 +336,37 @@ std::string runMeshChecks(int rank, int port, const std::string &token) {
           concat(getGroupInputs(kTp, rank, 15, {2}), 0), problems);
     if (mesh->wait(firstTicket).isError())
       problems += "waiting again for a completed ticket failed\n";
+  }
+
+  // A latency-bound collective does not queue behind a bulk one of its
+  // group kind: dp position 0 starts a 256 KiB all-reduce, then a 12-byte
+  // one, and waits for the small one first; its peer starts the bulk one
+  // only after the small one is done. On one queue per group kind that
+  // would deadlock (until the timeout).
+  {
+    std::vector<float> bulk = toBuffer<float>(makeInput(rank, 18, {65536}));
+    std::vector<float> small = toBuffer<float>(makeInput(rank, 19, {3}));
+    CollectiveRequest bulkRequest;
+    bulkRequest.group = kDp;
+    bulkRequest.input = bulkRequest.output = bulk.data();
+    bulkRequest.shape = {65536};
+    bulkRequest.name = "bulk all_reduce";
+    CollectiveRequest smallRequest = bulkRequest;
+    smallRequest.input = smallRequest.output = small.data();
+    smallRequest.shape = {3};
+    smallRequest.name = "small all_reduce";
+    bool first = getPosition(kDp, rank) == 0;
+    int64_t bulkTicket = first ? mesh->start(bulkRequest) : -1;
+    if (Status status = mesh->wait(mesh->start(smallRequest)); status.isError())
+      problems += status.getMessage() + "\n";
+    if (!first)
+      bulkTicket = mesh->start(bulkRequest);
+    if (Status status = mesh->wait(bulkTicket); status.isError())
+      problems += status.getMessage() + "\n";
+    check("small all_reduce beside a bulk one", small,
+          reduce(getGroupInputs(kDp, rank, 19, {3}), R::Sum), problems);
+    check("bulk all_reduce beside a small one", bulk,
+          reduce(getGroupInputs(kDp, rank, 18, {65536}), R::Sum), problems);
   }
 
   // The world.

@@ -3,13 +3,16 @@
 // A rank of a partitioned program talks to the ranks of its mesh-axis
 // groups: for each group kind (a set of mesh axes, numbered as the
 // artifact's manifest numbers them) one Gloo context among the ranks that
-// share the rank's coordinates on the other axes. Collectives run on a
-// communication thread per group kind, in the order they are started, so
-// that a program can start one, compute, and wait for it later (the
-// overlap the compiler planned happens), and a tensor-parallel collective
-// does not queue behind a data-parallel one. Every rank of a group starts
-// the group's collectives in the same order (the programs are SPMD), so no
-// queue can deadlock.
+// share the rank's coordinates on the other axes. Collectives run on
+// communication threads, in the order they are started, so that a program
+// can start one, compute, and wait for it later (the overlap the compiler
+// planned happens). Each group kind has two: one for bulk transfers, one
+// (with its own connections) for latency-bound collectives of at most
+// 64 KiB, so that a tensor-parallel collective does not queue behind a
+// data-parallel one, nor a batch norm's statistics behind a gradient
+// bucket. Every rank of a group starts the group's collectives in the same
+// order (the programs are SPMD), and picks their thread by their size,
+// which is the same on each, so no queue can deadlock.
 //
 // Ranks meet through a TcpStore (Rendezvous.h) that checks the job's token.
 // Failures (a peer that died, a timeout) end the wait with a Status that
@@ -101,9 +104,9 @@ public:
   /// The buffers must stay valid until wait() returns for it.
   int64_t start(CollectiveRequest request);
   /// Waits for the collective `ticket` (and those started before it on
-  /// the same group kind, which run in order); fails with the first
-  /// failure of any collective so far. Collectives of different group
-  /// kinds progress independently.
+  /// its thread, which run in order); fails with the first failure of any
+  /// collective so far. Collectives of different threads progress
+  /// independently.
   Status wait(int64_t ticket);
 
   /// Waits for everything started, then for every rank of the world.
