@@ -150,9 +150,10 @@ Tensor argReduce(const Tensor &input, int64_t axis, bool largest, bool last,
 Tensor layerNorm(const Tensor &input, const Tensor &scale, const Tensor *bias,
                  int64_t axis, double epsilon);
 
-/// The three results of batch_norm: the output, and the new running mean
-/// and variance. Fails in training on channels with a single value (the
-/// unbiased variance is undefined), as PyTorch does.
+/// The five results of batch_norm: the output, the new running mean and
+/// variance, and the mean and variance it normalized with. Fails in training on
+/// channels with a single value (the unbiased variance is undefined), as
+/// PyTorch does.
 FailureOr<SmallVector<Tensor>>
 batchNorm(Operation *op, const Tensor &input, const Tensor &scale,
           const Tensor &bias, const Tensor &runningMean,

@@ -64,13 +64,15 @@ interpreter::batchNorm(Operation *op, const Tensor &input, const Tensor &scale,
            << count;
 
   SmallVector<Tensor> results = {Tensor(input.getKind(), shape), runningMean,
-                                 runningVar};
+                                 runningVar, runningMean, runningVar};
   dispatchFloatKind(input.getKind(), [&](auto zero) {
     using T = decltype(zero);
     const T *in = input.getData<T>().data();
     T *out = results[0].getData<T>().data();
     MutableArrayRef<T> newMean = results[1].getData<T>();
     MutableArrayRef<T> newVar = results[2].getData<T>();
+    MutableArrayRef<T> batchMean = results[3].getData<T>();
+    MutableArrayRef<T> batchVar = results[4].getData<T>();
     for (int64_t c = 0; c < channels; ++c) {
       auto at = [&](int64_t b, int64_t i) {
         return (b * channels + c) * inner + i;
@@ -93,6 +95,8 @@ interpreter::batchNorm(Operation *op, const Tensor &input, const Tensor &scale,
                                     (1 - momentum) * mean);
         newVar[c] = static_cast<T>(momentum * runningVar.getData<T>()[c] +
                                    (1 - momentum) * unbiased);
+        batchMean[c] = static_cast<T>(mean);
+        batchVar[c] = static_cast<T>(variance);
       }
       double inverse = 1.0 / std::sqrt(variance + epsilon);
       double gamma = scale.getData<T>()[c], beta = bias.getData<T>()[c];

@@ -41,6 +41,10 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   // embedding).
   // CHECK: dpc.gather {{.*}}dpc.sharding_rule = "([a,d],[b,c])->([b,c,d]) {a=50 reduction, b=2, c=4, d=8}"
   %0 = dpc.gather %t[%ids] {axis = 0 : i64} : (tensor<50x8xf32>, tensor<2x4xi64>) -> tensor<2x4x8xf32>
+  // Its adjoint sums over the tokens: split over them (data parallelism),
+  // each rank adds its own into a partial table; the rows stay whole.
+  // CHECK: dpc.scatter_add {{.*}}dpc.sharding_rule = "([b,c,d],[b,c])->([a,d]) {a=50 whole, b=2 reduction, c=4 reduction, d=8}"
+  %sa = dpc.scatter_add %0[%ids] {axis = 0 : i64} : (tensor<2x4x8xf32>, tensor<2x4xi64>) -> tensor<50x8xf32>
   // A mean loss split over its samples is a pending mean, a summed one a
   // pending sum: the reduction kind says how to finish it.
   // CHECK: dpc.softmax_cross_entropy {{.*}}dpc.sharding_rule = "([a,b],[a])->([]) {a=8 reduction(mean), b=10 whole}"
@@ -65,11 +69,11 @@ func.func @more_rules(%t: tensor<50x8xf32>, %ids: tensor<2x4xi64>,
   // A padded dimension stays whole; one padded nowhere is parallel.
   // CHECK: dpc.pad {{.*}}dpc.sharding_rule = "([a,b,c,d])->([a,b,_,_]) {a=2, b=3, c=8 whole, d=8 whole}"
   %3 = dpc.pad %img {low = array<i64: 0, 0, 1, 1>, high = array<i64: 0, 0, 1, 0>, interior = array<i64: 0, 0, 0, 0>, value = 0.0 : f64} : tensor<2x3x8x8xf32> -> tensor<2x3x10x9xf32>
-  // Ops without a rule yet are left alone.
-  // CHECK: dpc.scatter_add
+  // Ops without a rule are left alone.
+  // CHECK: dpc.top_k
   // CHECK-NOT: dpc.sharding_rule
-  // CHECK-SAME: -> tensor<50x8xf32>
-  %4 = dpc.scatter_add %0[%ids] {axis = 0 : i64} : (tensor<2x4x8xf32>, tensor<2x4xi64>) -> tensor<50x8xf32>
+  // CHECK-SAME: -> tensor<2xf32>, tensor<2xi64>
+  %4:2 = dpc.top_k %p k 2 : tensor<4xf32> -> tensor<2xf32>, tensor<2xi64>
   return
 }
 
@@ -93,8 +97,19 @@ func.func @cnn_backward(%img: tensor<2x3x8x8xf32>, %f: tensor<6x3x3x3xf32>,
   %3 = dpc.max_pool2d_grad %img, %pooled {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<2x3x8x8xf32>, tensor<2x3x4x4xf32>
   // CHECK: dpc.avg_pool2d_grad {{.*}}dpc.sharding_rule = "([a,b,e,f])->([a,b,c,d]) {a=2, b=3, c=8 whole, d=8 whole, e=4 whole, f=4 whole}"
   %4 = dpc.avg_pool2d_grad %pooled {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, padding = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : tensor<2x3x4x4xf32> -> tensor<2x3x8x8xf32>
-  // CHECK: dpc.batch_norm {{.*}}dpc.sharding_rule = "([a,b,c,d],[b],[b],[b],[b])->([a,b,c,d],[b],[b]) {a=2, b=3, c=8, d=8}"
-  %5:3 = dpc.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training} : tensor<2x3x8x8xf32>, tensor<3xf32>
+  // CHECK: dpc.batch_norm {{.*}}dpc.sharding_rule = "([a,b,c,d],[b],[b],[b],[b])->([a,b,c,d],[b],[b],[b],[b]) {a=2, b=3, c=8, d=8}"
+  %5:5 = dpc.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training} : tensor<2x3x8x8xf32>, tensor<3xf32>
+  return
+}
+
+// Resampling keeps the batch and the channels parallel; the resampled
+// dimensions stay whole, in the resize and in its gradient.
+// CHECK-LABEL: func.func @resampling
+func.func @resampling(%img: tensor<2x3x8x8xf32>, %g: tensor<2x3x16x16xf32>) {
+  // CHECK: dpc.resize {{.*}}dpc.sharding_rule = "([a,b,c,e])->([a,b,d,f]) {a=2, b=3, c=8 whole, d=16 whole, e=8 whole, f=16 whole}"
+  %0 = dpc.resize %img {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_mode = "half_pixel", nearest_mode = "floor"} : tensor<2x3x8x8xf32> -> tensor<2x3x16x16xf32>
+  // CHECK: dpc.resize_grad {{.*}}dpc.sharding_rule = "([a,b,c,e])->([a,b,d,f]) {a=2, b=3, c=16 whole, d=8 whole, e=16 whole, f=8 whole}"
+  %1 = dpc.resize_grad %g {scales = array<f64: 1.0, 1.0, 2.0, 2.0>, mode = "linear", coordinate_mode = "half_pixel", nearest_mode = "floor"} : tensor<2x3x16x16xf32> -> tensor<2x3x8x8xf32>
   return
 }
 

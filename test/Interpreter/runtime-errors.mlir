@@ -53,7 +53,7 @@ func.func @narrow() -> tensor<2xi32> {
 func.func @single() -> tensor<1x2xf32> {
   %x = dpc.constant dense<1.0> : tensor<1x2xf32>
   %c = dpc.constant dense<1.0> : tensor<2xf32>
-  %y:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training} : tensor<1x2xf32>, tensor<2xf32>
+  %y:5 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training} : tensor<1x2xf32>, tensor<2xf32>
   return %y#0 : tensor<1x2xf32>
 }
 

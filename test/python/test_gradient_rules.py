@@ -337,15 +337,20 @@ for axis, bias in ((2, True), (1, False), (0, True), (1, True)):
          params, outputs={"r": x.shape})
 
 # The running statistics are state: inputs, and the new ones are not weighed.
-for name, shape, training in (("train_nchw", (3, 2, 3, 2), True), ("train_nc", (5, 3), True),
-                              ("train_ncl", (2, 3, 4), True), ("eval_nchw", (2, 3, 2, 2), False)):
+# The batch statistics are weighed too where named (in training they
+# depend on x).
+for name, shape, training, stats in (
+        ("train_nchw", (3, 2, 3, 2), True, False), ("train_nc", (5, 3), True, False),
+        ("train_ncl", (2, 3, 4), True, False), ("eval_nchw", (2, 3, 2, 2), False, False),
+        ("train_nchw_statistics", (3, 2, 3, 2), True, True)):
     c = shape[1]
+    outputs = {"y": shape, "bm": [c], "bv": [c]} if stats else {"y": shape}
     case("batch_norm_" + name,
-         "%%y, %%nm, %%nv = dpc.batch_norm %%x, %%g, %%b, %%m, %%v {epsilon = 1.0e-5 : f32, "
-         "momentum = 0.9 : f32%s} : %s, %s" % (", training" if training else "",
-                                               ty(shape), ty([c])),
+         "%%y, %%nm, %%nv, %%bm, %%bv = dpc.batch_norm %%x, %%g, %%b, %%m, %%v "
+         "{epsilon = 1.0e-5 : f32, momentum = 0.9 : f32%s} : %s, %s"
+         % (", training" if training else "", ty(shape), ty([c])),
          {"x": randn(*shape) * 2 + 0.5, "g": randn(c), "b": randn(c)},
-         {"m": randn(c), "v": uniform(0.5, 2, c)}, outputs={"y": shape})
+         {"m": randn(c), "v": uniform(0.5, 2, c)}, outputs=outputs)
 
 #===------------------------------------------------------------------------===#
 # Data movement

@@ -532,13 +532,17 @@ for name, shape, training in (("train_nchw", (4, 3, 5, 5), True), ("train_nc", (
         mean, var = t(m.copy()), t(v.copy())
         # ONNX's momentum weighs the old statistic; PyTorch's the new one.
         y = F.batch_norm(t(x), mean, var, t(g), t(b), training, 1 - MOMENTUM, EPS)
-        return {"y": y.numpy(), "nm": mean.numpy(), "nv": var.numpy()}
+        dims = tuple(d for d in range(x.ndim) if d != 1)
+        # The statistics it normalized with: the batch's (biased) in training.
+        bm, bv = (x.mean(axis=dims), x.var(axis=dims)) if training else (m, v)
+        return {"y": y.numpy(), "nm": mean.numpy(), "nv": var.numpy(), "bm": bm, "bv": bv}
 
     case("batch_norm_" + name,
-         "%%y, %%nm, %%nv = dpc.batch_norm %%x, %%g, %%b, %%m, %%v {epsilon = 1.0e-5 : f32, "
-         "momentum = 0.9 : f32%s} : %s, %s" % (", training" if training else "",
-                                               ty(shape), ty([c])),
-         inputs, {"y": ty(shape), "nm": ty([c]), "nv": ty([c])}, ref)
+         "%%y, %%nm, %%nv, %%bm, %%bv = dpc.batch_norm %%x, %%g, %%b, %%m, %%v "
+         "{epsilon = 1.0e-5 : f32, momentum = 0.9 : f32%s} : %s, %s"
+         % (", training" if training else "", ty(shape), ty([c])),
+         inputs, {"y": ty(shape), "nm": ty([c]), "nv": ty([c]), "bm": ty([c]), "bv": ty([c])},
+         ref)
 
 #===------------------------------------------------------------------------===#
 # Data movement

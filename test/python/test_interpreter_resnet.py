@@ -64,7 +64,7 @@ class Emitter:
         value = self.op("dpc.batch_norm %s, %s {epsilon = %.9e : f32, momentum = %.9e : f32, "
                         "training} : %s, %s" % (x, ", ".join(params), bn.eps, 1 - bn.momentum,
                                                 ty(self.shapes[x]), ty([c])),
-                        self.shapes[x], results=3)
+                        self.shapes[x], results=5)
         self.shapes[value + "#0"] = self.shapes[x]
         self.results.append((value + "#1", ty([c]), name + ".running_mean"))
         self.results.append((value + "#2", ty([c]), name + ".running_var"))

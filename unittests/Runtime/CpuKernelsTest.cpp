@@ -531,10 +531,11 @@ TEST(CpuKernelsTest, BatchNormTrainingUpdatesRunningStatistics) {
   std::vector<double> in = {1, 2, 3, 4, 5, 6, 7, 8};
   std::vector<double> scale = {2, 1}, bias = {0, 1};
   std::vector<double> mean = {1, 0}, var = {1, 2};
-  std::vector<double> out(8), newMean(2), newVar(2);
+  std::vector<double> out(8), newMean(2), newVar(2), batchMean(2), batchVar(2);
   ASSERT_TRUE(batchNorm(in.data(), {2, 2, 2}, scale.data(), bias.data(),
                         mean.data(), var.data(), 0.0, 0.9, true, out.data(),
-                        newMean.data(), newVar.data()));
+                        newMean.data(), newVar.data(), batchMean.data(),
+                        batchVar.data()));
   // Both channels: mean m + 3.5, biased variance 4.25, unbiased 17/3.
   double inv = 1 / std::sqrt(4.25);
   expectClose(out,
@@ -543,23 +544,29 @@ TEST(CpuKernelsTest, BatchNormTrainingUpdatesRunningStatistics) {
                (7 - 5.5) * inv + 1, (8 - 5.5) * inv + 1});
   expectClose(newMean, {0.9 * 1 + 0.1 * 3.5, 0.9 * 0 + 0.1 * 5.5});
   expectClose(newVar, {0.9 * 1 + 0.1 * 17 / 3.0, 0.9 * 2 + 0.1 * 17 / 3.0});
+  expectClose(batchMean, {3.5, 5.5});
+  expectClose(batchVar, {4.25, 4.25});
 
   // Inference normalizes with the running statistics and keeps them.
   ASSERT_TRUE(batchNorm(in.data(), {2, 2, 2}, scale.data(), bias.data(),
                         mean.data(), var.data(), 0.0, 0.9, false, out.data(),
-                        newMean.data(), newVar.data()));
+                        newMean.data(), newVar.data(), batchMean.data(),
+                        batchVar.data()));
   EXPECT_NEAR(out[0], 2 * (1 - 1) / 1.0, 1e-12);
   EXPECT_NEAR(out[2], (3 - 0) / std::sqrt(2.0) + 1, 1e-12);
   expectClose(newMean, mean);
   expectClose(newVar, var);
+  expectClose(batchMean, mean);
+  expectClose(batchVar, var);
 }
 
 TEST(CpuKernelsTest, BatchNormTrainingFailsOnASingleValue) {
   std::vector<float> in = {1, 2}, one = {1, 1}, zero = {0, 0};
-  std::vector<float> out(2), newMean(2), newVar(2);
+  std::vector<float> out(2), newMean(2), newVar(2), batchMean(2), batchVar(2);
   EXPECT_FALSE(batchNorm(in.data(), {1, 2}, one.data(), zero.data(),
                          zero.data(), one.data(), 1e-5, 0.9, true, out.data(),
-                         newMean.data(), newVar.data()));
+                         newMean.data(), newVar.data(), batchMean.data(),
+                         batchVar.data()));
   EXPECT_EQ(getKernelError(), "training-mode batch_norm needs more than one "
                               "value per channel, got 1");
 }

@@ -685,12 +685,12 @@ LogicalResult convertBatchNormalization(NodeContext &node) {
     return node.emitError() << "the saved mean and variance outputs are not "
                                "supported";
   OpBuilder &b = node.getBuilder();
-  auto op =
-      BatchNormOp::create(b, node.getLoc(), input.getType(), scale.getType(),
-                          scale.getType(), input, scale, bias, mean, variance,
-                          b.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)),
-                          b.getF32FloatAttr(node.getFloat("momentum", 0.9f)),
-                          training ? b.getUnitAttr() : UnitAttr());
+  auto op = BatchNormOp::create(
+      b, node.getLoc(), input.getType(), scale.getType(), scale.getType(),
+      scale.getType(), scale.getType(), input, scale, bias, mean, variance,
+      b.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)),
+      b.getF32FloatAttr(node.getFloat("momentum", 0.9f)),
+      training ? b.getUnitAttr() : UnitAttr());
   node.setOutput(0, op.getResult());
   node.setOutput(1, op.getNewRunningMean());
   node.setOutput(2, op.getNewRunningVar());

@@ -907,13 +907,13 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
                     ", " + out(0) + ")");
       })
       .Case([&](BatchNormOp norm) {
-        return checked("batchNorm(" + in(0) + ", " + inShape(0) + ", " + in(1) +
-                       ", " + in(2) + ", " + in(3) + ", " + in(4) + ", " +
-                       literal(norm.getEpsilon().convertToFloat(), "double") +
-                       ", " +
-                       literal(norm.getMomentum().convertToFloat(), "double") +
-                       ", " + boolText(norm.getTraining()) + ", " + out(0) +
-                       ", " + out(1) + ", " + out(2) + ")");
+        return checked(
+            "batchNorm(" + in(0) + ", " + inShape(0) + ", " + in(1) + ", " +
+            in(2) + ", " + in(3) + ", " + in(4) + ", " +
+            literal(norm.getEpsilon().convertToFloat(), "double") + ", " +
+            literal(norm.getMomentum().convertToFloat(), "double") + ", " +
+            boolText(norm.getTraining()) + ", " + out(0) + ", " + out(1) +
+            ", " + out(2) + ", " + out(3) + ", " + out(4) + ")");
       })
       .Case<LstmOp, LstmGradOp, GruOp, GruGradOp>(
           [&](Operation *) -> LogicalResult {

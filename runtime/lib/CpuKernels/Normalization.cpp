@@ -45,7 +45,8 @@ template <typename T>
 bool dpc::cpu::batchNorm(const T *input, Dims shape, const T *scale,
                          const T *bias, const T *runningMean,
                          const T *runningVar, double epsilon, double momentum,
-                         bool training, T *out, T *newMean, T *newVar) {
+                         bool training, T *out, T *newMean, T *newVar,
+                         T *batchMean, T *batchVar) {
   int64_t batch = at(shape, 0), channels = at(shape, 1);
   int64_t inner = product(shape, 2);
   int64_t count = batch * inner;
@@ -85,6 +86,8 @@ bool dpc::cpu::batchNorm(const T *input, Dims shape, const T *scale,
       newVar[c] =
           static_cast<T>(momentum * runningVar[c] + (1 - momentum) * unbiased);
     }
+    batchMean[c] = static_cast<T>(mean);
+    batchVar[c] = static_cast<T>(variance);
     double inverse = 1.0 / std::sqrt(variance + epsilon);
     double gamma = scale[c], beta = bias ? bias[c] : 0.0;
     for (int64_t b = 0; b < batch; ++b)
@@ -100,7 +103,7 @@ bool dpc::cpu::batchNorm(const T *input, Dims shape, const T *scale,
                                        int64_t, double, T *);                  \
   template bool dpc::cpu::batchNorm<T>(const T *, Dims, const T *, const T *,  \
                                        const T *, const T *, double, double,   \
-                                       bool, T *, T *, T *);
+                                       bool, T *, T *, T *, T *, T *);
 DPC_INSTANTIATE(float)
 DPC_INSTANTIATE(double)
 #undef DPC_INSTANTIATE

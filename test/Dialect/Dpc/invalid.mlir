@@ -628,7 +628,7 @@ func.func @layer_norm_element_type(%x: tensor<4x8xf32>, %g: tensor<8xf16>) {
 // dpc.batch_norm (C1)
 func.func @batch_norm_rank(%x: tensor<4xf32>, %c: tensor<4xf32>) {
   // expected-error @+1 {{input must have rank 2 or more (C1)}}
-  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<4xf32>, tensor<4xf32>
+  %0:5 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<4xf32>, tensor<4xf32>
   return
 }
 
@@ -637,7 +637,7 @@ func.func @batch_norm_rank(%x: tensor<4xf32>, %c: tensor<4xf32>) {
 // dpc.batch_norm (C2)
 func.func @batch_norm_channels(%x: tensor<2x3x4x4xf32>, %c: tensor<4xf32>) {
   // expected-error @+1 {{scale shape [4] should be [3] (C2)}}
-  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<2x3x4x4xf32>, tensor<4xf32>
+  %0:5 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<2x3x4x4xf32>, tensor<4xf32>
   return
 }
 
@@ -646,7 +646,7 @@ func.func @batch_norm_channels(%x: tensor<2x3x4x4xf32>, %c: tensor<4xf32>) {
 // dpc.batch_norm (C3)
 func.func @batch_norm_element_type(%x: tensor<2x3xf32>, %c: tensor<3xf16>) {
   // expected-error @+1 {{element types differ (C3)}}
-  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<2x3xf32>, tensor<3xf16>
+  %0:5 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32} : tensor<2x3xf32>, tensor<3xf16>
   return
 }
 
@@ -655,7 +655,7 @@ func.func @batch_norm_element_type(%x: tensor<2x3xf32>, %c: tensor<3xf16>) {
 // dpc.batch_norm (C4)
 func.func @batch_norm_momentum(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
   // expected-error @+1 {{momentum must be within [0, 1] and epsilon positive (C4)}}
-  %0:3 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 1.5 : f32} : tensor<2x3xf32>, tensor<3xf32>
+  %0:5 = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 1.5 : f32} : tensor<2x3xf32>, tensor<3xf32>
   return
 }
 

@@ -134,8 +134,8 @@ func.func @normalizations(%x: tensor<2x4x8xf32>, %g: tensor<8xf32>,
   %2 = dpc.layer_norm %x, %g, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<8xf32>, tensor<8xf32>
   // CHECK: dpc.layer_norm %{{.*}}, %{{.*}} {axis = 2 : i64, {{.*}}} : tensor<2x4x8xf32>, tensor<8xf32>{{$}}
   %3 = dpc.layer_norm %x, %g {axis = 2 : i64, epsilon = 1.0e-5 : f32} : tensor<2x4x8xf32>, tensor<8xf32>
-  // CHECK: %result, %new_running_mean, %new_running_var = dpc.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = {{.*}}, momentum = {{.*}}, training} : tensor<2x3x4x4xf32>, tensor<3xf32>
-  %4:3 = dpc.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training}
+  // CHECK: %result, %new_running_mean, %new_running_var, %batch_mean, %batch_var = dpc.batch_norm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {epsilon = {{.*}}, momentum = {{.*}}, training} : tensor<2x3x4x4xf32>, tensor<3xf32>
+  %4:5 = dpc.batch_norm %img, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training}
       : tensor<2x3x4x4xf32>, tensor<3xf32>
   return
 }

@@ -215,13 +215,15 @@ func.func @split_rows_dropout(%x: tensor<8x3xf32> {dpc.sharding = #dpc.sharding<
 // every channel and the sums are all-reduced (the mean's, then the squared
 // deviations'), over the whole batch's count (4 * 3 * 3 = 36 values per
 // channel); the rank normalizes its part with them and updates the running
-// statistics as training would.
+// statistics as training would; its batch statistics are those sums'.
 dpc.mesh @plan ["dp"=2]
 // CHECK-LABEL: func.func @synchronized_batch_norm
 func.func @synchronized_batch_norm(
     %x: tensor<4x2x3x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *, *]>},
     %c: tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>})
     -> (tensor<4x2x3x3xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *, *]>},
+        tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>},
+        tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>},
         tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>},
         tensor<2xf32> {dpc.sharding = #dpc.sharding<@plan, [*]>}) {
   // CHECK: %[[COUNT:.*]] = dpc.constant dense<3.600000e+01> : tensor<f32>
@@ -240,11 +242,11 @@ func.func @synchronized_batch_norm(
   // CHECK: %[[UNBIASED:.*]] = dpc.div %[[SQTOTAL]], %[[N1]]
   // CHECK: %[[NEWMEAN:.*]] = dpc.add
   // CHECK: %[[NEWVAR:.*]] = dpc.add
-  // CHECK: %[[Y:.*]], %{{.*}}, %{{.*}} = dpc.batch_norm %[[X]], %{{.*}}, %{{.*}}, %[[MEAN]], %[[VAR]] {epsilon = {{.*}}, momentum = {{.*}}} : tensor<2x2x3x3xf32>, tensor<2xf32>
+  // CHECK: %[[Y:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} = dpc.batch_norm %[[X]], %{{.*}}, %{{.*}}, %[[MEAN]], %[[VAR]] {epsilon = {{.*}}, momentum = {{.*}}} : tensor<2x2x3x3xf32>, tensor<2xf32>
   // CHECK-NOT: training
-  // CHECK: return %[[Y]], %[[NEWMEAN]], %[[NEWVAR]]
-  %y, %m, %v = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
-  return %y, %m, %v : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>
+  // CHECK: return %[[Y]], %[[NEWMEAN]], %[[NEWVAR]], %[[MEAN]], %[[VAR]]
+  %y, %m, %v, %bm, %bv = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
+  return %y, %m, %v, %bm, %bv : tensor<4x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>
 }
 
 // -----
@@ -260,6 +262,25 @@ func.func @batch_norm_on_one_device(
   // CHECK-NOT: dpc.all_reduce
   // CHECK: dpc.batch_norm {{.*}}training
   // CHECK-NOT: dpc.all_reduce
-  %y, %m, %v = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
+  %y, %m, %v, %bm, %bv = dpc.batch_norm %x, %c, %c, %c, %c {epsilon = 1.0e-5 : f32, momentum = 0.9 : f32, training, dpc.sharding = [#dpc.sharding<@plan, [dp, *, *, *]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<4x2x3x3xf32>, tensor<2xf32>
   return %y : tensor<4x2x3x3xf32>
+}
+
+// -----
+
+// A data-parallel embedding gradient: each rank scatters its own tokens'
+// updates into the whole table, a partial sum the gradient all-reduce
+// finishes; nothing gathers the tokens.
+dpc.mesh @plan ["dp"=2]
+// CHECK-LABEL: func.func @embedding_gradient
+func.func @embedding_gradient(
+    %u: tensor<4x3x8xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *, *]>},
+    %ids: tensor<4x3xi64> {dpc.sharding = #dpc.sharding<@plan, [dp, *]>})
+    -> (tensor<50x8xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *], partial = [dp : sum]>}) {
+  // CHECK-NOT: dpc.all_gather
+  // CHECK: %[[G:.*]] = dpc.scatter_add %{{.*}}[%{{.*}}] {axis = 0 : i64} : (tensor<2x3x8xf32>, tensor<2x3xi64>) -> tensor<50x8xf32>
+  // CHECK-NOT: dpc.all_gather
+  // CHECK: return %[[G]]
+  %0 = dpc.scatter_add %u[%ids] {axis = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [*, *], partial = [dp : sum]>]} : (tensor<4x3x8xf32>, tensor<4x3xi64>) -> tensor<50x8xf32>
+  return %0 : tensor<50x8xf32>
 }

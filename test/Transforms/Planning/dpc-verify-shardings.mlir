@@ -129,9 +129,9 @@ func.func @whole_axis_split(%x: tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@
 // -----
 
 dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
-func.func @no_rule(%u: tensor<2x4xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *]>}, %i: tensor<2xi64> {dpc.sharding = #dpc.sharding<@plan, [*]>}) {
-  // expected-error @+1 {{'dpc.scatter_add' op has no sharding rule, so operand #0 must be whole on every device, not #dpc.sharding<@plan, [dp, *]>}}
-  %0 = dpc.scatter_add %u[%i] {axis = 0 : i64, dpc.sharding = [#dpc.sharding<@plan, [*, *]>]} : (tensor<2x4xf32>, tensor<2xi64>) -> tensor<5x4xf32>
+func.func @no_rule(%g: tensor<8xf32> {dpc.sharding = #dpc.sharding<@plan, [dp]>}) {
+  // expected-error @+1 {{'dpc.top_k' op has no sharding rule, so operand #0 must be whole on every device, not #dpc.sharding<@plan, [dp]>}}
+  %v, %i = dpc.top_k %g k 2 {dpc.sharding = [#dpc.sharding<@plan, [*]>, #dpc.sharding<@plan, [*]>]} : tensor<8xf32> -> tensor<2xf32>, tensor<2xi64>
   return
 }
 

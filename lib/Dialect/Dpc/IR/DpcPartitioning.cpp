@@ -159,6 +159,9 @@ LogicalResult BatchNormOp::partition(OpBuilder &builder,
   channelShape[1] = cast<RankedTensorType>(x.getType()).getDimSize(1);
   Value scaleLike = getScale();
   Value total = gb.scalar(double(count), scaleLike);
+  // Two passes, as one device computes them: the squared deviations are
+  // the same terms, summed in another order (a one-pass or combined form
+  // would round differently from the single-device step).
   Value mean =
       gb.div(sumOverRanks(gb.reduceSum(x, reduced, /*keepDims=*/false)), total);
   Value centered = gb.sub(x, gb.reshape(mean, channelShape));
@@ -176,6 +179,8 @@ LogicalResult BatchNormOp::partition(OpBuilder &builder,
       gb.add(gb.mul(keep, getRunningVar()), gb.mul(take, unbiased));
   getNewRunningMean().replaceAllUsesWith(newMean);
   getNewRunningVar().replaceAllUsesWith(newVariance);
+  getBatchMean().replaceAllUsesWith(mean);
+  getBatchVar().replaceAllUsesWith(variance);
   getRunningMeanMutable().assign(mean);
   getRunningVarMutable().assign(variance);
   setTraining(false);

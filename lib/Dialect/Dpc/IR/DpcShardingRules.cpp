@@ -275,6 +275,33 @@ ShardingRule GatherOp::getShardingRule() {
   return rule;
 }
 
+// The adjoint of gather's: the indices' dimensions are summed over (each
+// rank adds its own tokens' updates into a partial result), the indexed
+// dimension is whole, the others are parallel.
+ShardingRule ScatterAddOp::getShardingRule() {
+  ShardingRule rule;
+  int64_t axis = getAxis();
+  ArrayRef<int64_t> result = getShape(getResult());
+  SmallVector<int64_t> updateFactors, resultFactors;
+  for (int64_t dim = 0; dim < axis; ++dim)
+    updateFactors.push_back(rule.addFactor(result[dim], FactorKind::Parallel));
+  resultFactors = updateFactors;
+  resultFactors.push_back(
+      rule.addFactor(result[axis], FactorKind::NeedReplication));
+  SmallVector<int64_t> indexFactors =
+      addFactors(rule, getShape(getIndices()), FactorKind::Reduction);
+  updateFactors.append(indexFactors);
+  for (int64_t size : result.drop_front(axis + 1)) {
+    int64_t factor = rule.addFactor(size, FactorKind::Parallel);
+    updateFactors.push_back(factor);
+    resultFactors.push_back(factor);
+  }
+  rule.addOperand(updateFactors);
+  rule.addOperand(indexFactors);
+  rule.addResult(resultFactors);
+  return rule;
+}
+
 // Samples are parallel when the losses stay per sample and reduced away
 // otherwise; the class dimension must stay whole. A split mean is finished
 // by weighting each shard with its count of samples not ignored.
@@ -357,6 +384,36 @@ ShardingRule ConvTranspose2DOp::getShardingRule() {
 
 // A dimension padded nowhere is one parallel loop; a padded one stays whole
 // (each rank's block would need its neighbours' padding and positions).
+/// Resampling from `from` to `to`: a dimension with scale 1 and one size is
+/// one parallel loop; a resampled one reads across its whole extent.
+static ShardingRule getResamplingRule(ArrayRef<int64_t> from,
+                                      ArrayRef<int64_t> to,
+                                      ArrayRef<double> scales) {
+  ShardingRule rule;
+  SmallVector<int64_t> fromFactors, toFactors;
+  for (auto [dim, size] : llvm::enumerate(from)) {
+    bool kept = scales[dim] == 1.0 && size == to[dim];
+    int64_t factor = rule.addFactor(size, kept ? FactorKind::Parallel
+                                               : FactorKind::NeedReplication);
+    fromFactors.push_back(factor);
+    toFactors.push_back(
+        kept ? factor : rule.addFactor(to[dim], FactorKind::NeedReplication));
+  }
+  rule.addOperand(fromFactors);
+  rule.addResult(toFactors);
+  return rule;
+}
+
+ShardingRule ResizeOp::getShardingRule() {
+  return getResamplingRule(getShape(getInput()), getShape(getResult()),
+                           getScales());
+}
+
+ShardingRule ResizeGradOp::getShardingRule() {
+  return getResamplingRule(getShape(getOutGrad()), getShape(getResult()),
+                           getScales());
+}
+
 ShardingRule PadOp::getShardingRule() {
   ShardingRule rule;
   SmallVector<int64_t> inFactors, outFactors;
@@ -465,13 +522,14 @@ ShardingRule BatchNormOp::getShardingRule() {
 
 // Split samples (or pixels) in training: the partition all-reduces the
 // channels' sums twice (mean, squared deviations) and the gradient rule's
-// reductions over the batch four more times (the statistics again, the
-// output gradient's sum and its product with the normalized input; the
-// weights' own gradients are reduced with every other gradient).
+// reductions over the batch twice more (the output gradient's sum and its
+// product with the normalized input, in one call of both; it reads the
+// forward's statistics, and the weights' own gradients are reduced with
+// every other gradient).
 SplitCollectives BatchNormOp::getSplitCollectives(int64_t factor) {
   if (!getTraining() || factor == 1)
     return {};
-  return {6, {1}};
+  return {4, {1}};
 }
 
 // The index is a position along the whole axis: that axis stays whole.

@@ -215,21 +215,23 @@ LogicalResult LogSoftmaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
-/// The input gradient of a normalization over `dims` with statistics
-/// recomputed from `x`: rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat *
-/// xhat)). Returns it and sets `xhat` for the scale's gradient.
-static Value buildNormalizedGradient(GradientBuilder &gb, Value x, Value dxhat,
-                                     ArrayRef<int64_t> dims, double epsilon,
-                                     Value &xhat) {
-  Value centered = gb.sub(x, reduceMean(gb, x, dims));
-  Value variance = reduceMean(gb, gb.mul(centered, centered), dims);
-  Value rstd = RsqrtOp::create(gb.getBuilder(), gb.getLoc(),
-                               gb.add(variance, gb.scalar(epsilon, variance)));
-  xhat = gb.mul(centered, rstd);
+/// The input gradient of a normalization over `dims`, given the normalized
+/// input `xhat` and the inverse standard deviation `rstd`: rstd * (dxhat -
+/// mean(dxhat) - xhat * mean(dxhat * xhat)).
+static Value buildNormalizedGradient(GradientBuilder &gb, Value xhat,
+                                     Value rstd, Value dxhat,
+                                     ArrayRef<int64_t> dims) {
   Value meanGrad = reduceMean(gb, dxhat, dims);
   Value meanProjection = reduceMean(gb, gb.mul(dxhat, xhat), dims);
   return gb.mul(rstd,
                 gb.sub(gb.sub(dxhat, meanGrad), gb.mul(xhat, meanProjection)));
+}
+
+/// 1 / sqrt(variance + epsilon).
+static Value buildInverseDeviation(GradientBuilder &gb, Value variance,
+                                   double epsilon) {
+  return RsqrtOp::create(gb.getBuilder(), gb.getLoc(),
+                         gb.add(variance, gb.scalar(epsilon, variance)));
 }
 
 LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
@@ -239,9 +241,15 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   int64_t rank = typeOf(x).getRank(), axis = getAxis();
   SmallVector<int64_t> normalized = getDims(axis, rank);
   SmallVector<int64_t> leading = getDims(0, axis);
-  Value xhat;
-  out[0] = buildNormalizedGradient(gb, x, gb.mul(g, getScale()), normalized,
-                                   getEpsilon().convertToDouble(), xhat);
+  // The statistics are computed again from x: a row's are cheap, and
+  // storing them would cost as much as the row's own gradient.
+  Value centered = gb.sub(x, reduceMean(gb, x, normalized));
+  Value rstd = buildInverseDeviation(
+      gb, reduceMean(gb, gb.mul(centered, centered), normalized),
+      getEpsilon().convertToDouble());
+  Value xhat = gb.mul(centered, rstd);
+  out[0] = buildNormalizedGradient(gb, xhat, rstd, gb.mul(g, getScale()),
+                                   normalized);
   out[1] = gb.reduceSum(gb.mul(g, xhat), leading, /*keepDims=*/false);
   if (getBias())
     out[2] = gb.reduceSum(g, leading, /*keepDims=*/false);
@@ -251,8 +259,12 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
 LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
                                           Gradients &out) {
   Value g = grads[0];
-  if (!g)
-    return success(); // Only the running statistics were used.
+  // The running statistics are state; in inference the batch statistics
+  // are the running ones.
+  Value meanGrad = getTraining() ? grads[3] : Value();
+  Value varianceGrad = getTraining() ? grads[4] : Value();
+  if (!g && !meanGrad && !varianceGrad)
+    return success();
   GradientBuilder gb(b, getLoc());
   Value x = getInput();
   int64_t rank = typeOf(x).getRank();
@@ -261,21 +273,31 @@ LogicalResult BatchNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   SmallVector<int64_t> channelShape(rank, 1);
   channelShape[1] = shapeOf(x)[1];
   auto perChannel = [&](Value v) { return gb.reshape(v, channelShape); };
-  double epsilon = getEpsilon().convertToDouble();
-  Value scale = perChannel(getScale());
-  Value xhat;
-  if (getTraining()) {
-    out[0] = buildNormalizedGradient(gb, x, gb.mul(g, scale), reduced, epsilon,
-                                     xhat);
-  } else {
-    Value rstd = RsqrtOp::create(b, getLoc(),
-                                 gb.add(perChannel(getRunningVar()),
-                                        gb.scalar(epsilon, getRunningVar())));
-    xhat = gb.mul(gb.sub(x, perChannel(getRunningMean())), rstd);
-    out[0] = gb.mul(gb.mul(g, scale), rstd);
+  // The statistics the forward normalized with, read rather than computed
+  // again: partitioned over the batch, each would cost an all-reduce.
+  Value centered = gb.sub(x, perChannel(getBatchMean()));
+  Value rstd = buildInverseDeviation(gb, perChannel(getBatchVar()),
+                                     getEpsilon().convertToDouble());
+  Value xhat = gb.mul(centered, rstd);
+  Value dx;
+  if (g) {
+    Value dxhat = gb.mul(g, perChannel(getScale()));
+    dx = getTraining() ? buildNormalizedGradient(gb, xhat, rstd, dxhat, reduced)
+                       : gb.mul(dxhat, rstd);
+    out[1] = gb.reduceSum(gb.mul(g, xhat), reduced, /*keepDims=*/false);
+    out[2] = gb.reduceSum(g, reduced, /*keepDims=*/false);
   }
-  out[1] = gb.reduceSum(gb.mul(g, xhat), reduced, /*keepDims=*/false);
-  out[2] = gb.reduceSum(g, reduced, /*keepDims=*/false);
+  // Through the statistics themselves: d mean / dx = 1 / n and d var / dx
+  // = 2 (x - mean) / n.
+  double count = double(typeOf(x).getNumElements()) / double(channelShape[1]);
+  auto accumulate = [&](Value term) { dx = dx ? gb.add(dx, term) : term; };
+  if (meanGrad)
+    accumulate(gb.broadcastTo(gb.div(perChannel(meanGrad), gb.scalar(count, x)),
+                              shapeOf(x)));
+  if (varianceGrad)
+    accumulate(gb.mul(
+        centered, gb.mul(perChannel(varianceGrad), gb.scalar(2.0 / count, x))));
+  out[0] = dx;
   return success();
 }
 

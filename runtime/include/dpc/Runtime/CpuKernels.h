@@ -122,12 +122,14 @@ template <typename T>
 void layerNorm(const T *input, Dims shape, const T *scale, const T *bias,
                int64_t axis, double epsilon, T *out);
 
-/// batch_norm over NC... input: the output and the new running mean and
-/// variance. Fails in training on a channel with a single value.
+/// batch_norm over NC... input: the output, the new running mean and
+/// variance, and the mean and variance it normalized with. Fails in
+/// training on a channel with a single value.
 template <typename T>
 bool batchNorm(const T *input, Dims shape, const T *scale, const T *bias,
                const T *runningMean, const T *runningVar, double epsilon,
-               double momentum, bool training, T *out, T *newMean, T *newVar);
+               double momentum, bool training, T *out, T *newMean, T *newVar,
+               T *batchMean, T *batchVar);
 
 //===----------------------------------------------------------------------===//
 // Recurrent layers

@@ -335,7 +335,8 @@ def Dpc_ConvTranspose2DOp : Dpc_Op<"conv_transpose2d", [Dpc_Differentiable, Pure
   let hasVerifier = 1;
 }
 
-def Dpc_ResizeOp : Dpc_Op<"resize", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_ResizeOp : Dpc_Op<"resize", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Nearest or linear resampling (ONNX Resize, Upsample)";
   let description = [{
     Resamples `input` to the shape of `result`. Along each dimension `d`,
@@ -349,6 +350,9 @@ def Dpc_ResizeOp : Dpc_Op<"resize", [Dpc_Differentiable, Pure, CostOpInterface]>
     into the input; `linear` mode interpolates linearly between the two
     neighbours of `x'` in every dimension whose size changes, clamping
     coordinates into the input.
+
+    A dimension that keeps its size with scale 1 (the batch, the channels)
+    may be split; the resampled ones stay whole.
 
     Constraints:
     - (C1) `scales` has one positive entry per dimension.
@@ -364,13 +368,15 @@ def Dpc_ResizeOp : Dpc_Op<"resize", [Dpc_Differentiable, Pure, CostOpInterface]>
   let hasVerifier = 1;
 }
 
-def Dpc_ResizeGradOp : Dpc_Op<"resize_grad", [Pure, CostOpInterface]> {
+def Dpc_ResizeGradOp : Dpc_Op<"resize_grad", [Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Gradient of resize with respect to its input";
   let description = [{
     Sends each element of `out_grad` back to the input elements that its
     output element of `resize` read, times the weight it read them with
     (1 for nearest), and sums what lands on each. `result` has the shape of
-    the resize's input; the attributes are those of the resize.
+    the resize's input; the attributes are those of the resize. It splits
+    as the resize does.
 
     Constraints:
     - (C1) `scales` has one positive entry per dimension.
@@ -661,7 +667,8 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
     Dpc_KeepsFullPrecision, Pure,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "running_mean", "running_var",
-                   "new_running_mean", "new_running_var"]>,
+                   "new_running_mean", "new_running_var", "batch_mean",
+                   "batch_var"]>,
     DeclareOpInterfaceMethods<CostOpInterface, ["getFlops"]>,
     DeclareOpInterfaceMethods<ShardableOpInterface,
                               ["partition", "getSplitCollectives"]>]> {
@@ -675,6 +682,9 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
     batch variance for `new_running_var`. Without `training`, it normalizes
     with `running_mean` and `running_var` and returns them unchanged. The
     running statistics are non-trainable state, never differentiated.
+    `batch_mean` and `batch_var` are the mean and biased variance it
+    normalized with (the batch's in training, else the running ones): the
+    backward pass reads them instead of computing them again.
 
     Every dimension may be split. Partitioned with training-mode statistics
     over split dimensions, each rank sums its part of every channel, the
@@ -695,7 +705,9 @@ def Dpc_BatchNormOp : Dpc_Op<"batch_norm", [Dpc_Differentiable,
                        F32Attr:$momentum, UnitAttr:$training);
   let results = (outs Dpc_FloatTensor:$result,
                       Dpc_FloatTensor:$new_running_mean,
-                      Dpc_FloatTensor:$new_running_var);
+                      Dpc_FloatTensor:$new_running_var,
+                      Dpc_FloatTensor:$batch_mean,
+                      Dpc_FloatTensor:$batch_var);
   let assemblyFormat = "$input `,` $scale `,` $bias `,` $running_mean `,` "
                        "$running_var attr-dict `:` type($input) `,` "
                        "type($scale)";
@@ -868,7 +880,8 @@ def Dpc_PadOp : Dpc_Op<"pad", [Dpc_Differentiable, Pure, CostOpInterface,
   let hasVerifier = 1;
 }
 
-def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpInterface]> {
+def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpInterface,
+    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Adds slices into a zero tensor by index (gradient of gather)";
   let description = [{
     Starts from zeros of the result's shape and, for every position of
@@ -877,6 +890,11 @@ def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpIn
     dimensions before `axis` and `s` over those after it; negative indices
     count from the end. With the `indices` and `axis` of a `gather`, this is
     that gather's gradient (an embedding's weight gradient).
+
+    The dimensions before and after `axis` may be split; so may the
+    indices' (the tokens, under data parallelism): each rank then adds its
+    own updates and the result is a partial sum over those splits. The
+    result's `axis` stays whole.
 
     Constraints:
     - (C1) `axis` is within `[0, rank)` of `result`.

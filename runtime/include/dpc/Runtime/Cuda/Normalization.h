@@ -43,13 +43,15 @@ void layerNorm(Context *context, const T *input, Shape shape, const T *scale,
       });
 }
 
-/// batch_norm over an NC... input: the output and the new running mean
-/// and (unbiased) variance.
+/// batch_norm over an NC... input: the output, the new running mean and
+/// (unbiased) variance, and the mean and (biased) variance it normalized
+/// with.
 template <typename T>
 void batchNorm(Context *context, int32_t op, const T *input, Shape shape,
                const T *scale, const T *bias, const T *runningMean,
                const T *runningVar, double epsilon, double momentum,
-               bool training, T *out, T *newMean, T *newVar) {
+               bool training, T *out, T *newMean, T *newVar, T *batchMean,
+               T *batchVar) {
   int64_t batch = shape[0], channels = shape[1], inner = shape.product(2);
   int64_t count = batch * inner;
   FaultRecord *faults = context->faults;
@@ -83,6 +85,8 @@ void batchNorm(Context *context, int32_t op, const T *input, Shape shape,
           newVar[c] =
               T(momentum * double(runningVar[c]) + (1 - momentum) * unbiased);
         }
+        batchMean[c] = T(mean);
+        batchVar[c] = T(variance);
         double inverse = 1.0 / std::sqrt(variance + epsilon);
         double gamma = double(scale[c]), beta = bias ? double(bias[c]) : 0.0;
         for (int64_t b = 0; b < batch; ++b)
