@@ -325,9 +325,12 @@ void Completion::choose(Operation *op) {
         if (pending) {
           Choice kept = candidate;
           bool splitsPendingAxis = false;
-          for (TensorSharding &sharding : kept.operands) {
+          for (auto [operand, sharding] :
+               llvm::zip_equal(op->getOperands(), kept.operands)) {
             for (unsigned axes : sharding.dims)
               splitsPendingAxis |= (axes & *pending) != 0;
+            if (!takesPendingSum(operand))
+              continue;
             for (StageAxis axis : {kDataAxis, kTensorAxis})
               if (*pending & axis)
                 sharding.setPartial(axis, ReductionKind::sum);
@@ -358,6 +361,8 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
     return std::nullopt;
   std::optional<unsigned> pending;
   for (Value operand : op->getOperands()) {
+    if (!takesPendingSum(operand))
+      continue;
     const TensorSharding *sharding = lookup(operand);
     if (isConstant(operand) || !sharding || !sharding->partial ||
         (pending && *pending != sharding->partial))

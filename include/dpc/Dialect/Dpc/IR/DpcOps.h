@@ -45,6 +45,13 @@ class KeepsPendingSums
 
 namespace mlir::dpc {
 
+/// Whether `operand` of an op that keeps pending sums takes its share of
+/// the sum: floating-point operands do; integer ones are indices, the same
+/// on every rank.
+inline bool takesPendingSum(Value operand) {
+  return isa<FloatType>(cast<ShapedType>(operand.getType()).getElementType());
+}
+
 /// The NumPy broadcast of `shapes`, or failure when they are incompatible.
 FailureOr<SmallVector<int64_t>>
 getBroadcastShape(ArrayRef<ArrayRef<int64_t>> shapes);

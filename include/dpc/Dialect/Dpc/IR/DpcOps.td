@@ -47,10 +47,11 @@ def Dpc_KeepsFullPrecision : NativeOpTrait<"KeepsFullPrecision"> {
 }
 
 // Ops that map pending sums to a pending sum: applied on each rank to its
-// term of every operand (all partial over the same axes, summed), they
-// give that rank's term of the result. Partitioning lets such a sum stay
-// pending through them (micro-batches' gradients are accumulated before
-// they are reduced, once).
+// term of every floating-point operand (all partial over the same axes,
+// summed) and to the same integer operands (indices), they give that
+// rank's term of the result. Partitioning lets such a sum stay pending
+// through them (micro-batches' gradients are accumulated before they are
+// reduced, once; an embedding's gradient is scattered before it is).
 def Dpc_KeepsPendingSums : NativeOpTrait<"KeepsPendingSums"> {
   let cppNamespace = "::mlir::dpc::OpTrait";
 }
@@ -881,7 +882,7 @@ def Dpc_PadOp : Dpc_Op<"pad", [Dpc_Differentiable, Pure, CostOpInterface,
 }
 
 def Dpc_ScatterAddOp : Dpc_Op<"scatter_add", [Dpc_Differentiable, Pure, CostOpInterface,
-    DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+    Dpc_KeepsPendingSums, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let summary = "Adds slices into a zero tensor by index (gradient of gather)";
   let description = [{
     Starts from zeros of the result's shape and, for every position of
