@@ -241,8 +241,9 @@ LogicalResult LayerNormOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   int64_t rank = typeOf(x).getRank(), axis = getAxis();
   SmallVector<int64_t> normalized = getDims(axis, rank);
   SmallVector<int64_t> leading = getDims(0, axis);
-  // The statistics are computed again from x: a row's are cheap, and
-  // storing them would cost as much as the row's own gradient.
+  // The statistics are computed again from x, which the backward reads
+  // anyway: a row stays whole on one rank (the normalized axes cannot be
+  // split), so this costs compute and no communication.
   Value centered = gb.sub(x, reduceMean(gb, x, normalized));
   Value rstd = buildInverseDeviation(
       gb, reduceMean(gb, gb.mul(centered, centered), normalized),
