@@ -292,8 +292,8 @@ struct MeshCommunicator::Impl {
 
   /// The lane of the world's operations (barrier, reports).
   size_t getWorldLane() const { return lanes.size() - 1; }
-  /// The lane of `request`, whose group kind is valid.
-  size_t getLane(const CollectiveRequest &request) const;
+  /// Whether `request` runs on its group's latency-bound lane.
+  bool isLatencyBound(const CollectiveRequest &request) const;
 
   // Sends not yet delivered, guarded by `sendMutex`; the front one is
   // being waited for.
@@ -549,15 +549,14 @@ static std::string validate(const CollectiveRequest &request, int size) {
   return "";
 }
 
-size_t MeshCommunicator::Impl::getLane(const CollectiveRequest &request) const {
+bool MeshCommunicator::Impl::isLatencyBound(
+    const CollectiveRequest &request) const {
   bool pointToPoint = request.kind == CollectiveKind::Send ||
                       request.kind == CollectiveKind::Recv;
   size_t bytes = product(request.shape, 0, request.shape.size()) *
                  getElementSize(request.element);
   // Every member decides alike: the shapes are the same on each.
-  if (!pointToPoint && bytes <= kLatencyBoundBytes)
-    return groups.size() + size_t(request.group);
-  return size_t(request.group);
+  return !pointToPoint && bytes <= kLatencyBoundBytes;
 }
 
 Status MeshCommunicator::Impl::execute(const CollectiveRequest &request,
@@ -889,12 +888,14 @@ int MeshCommunicator::getGroupSize(int group) const {
 
 int64_t MeshCommunicator::start(CollectiveRequest request) {
   Impl *raw = impl.get();
+  // Lanes: the groups' bulk ones, their latency-bound ones, the world's
+  // (which also reports an unknown group kind).
+  bool known =
+      request.group >= 0 && size_t(request.group) < impl->groups.size();
+  bool latencyBound = known && impl->isLatencyBound(request);
   size_t lane =
-      request.group >= 0 && size_t(request.group) < impl->groups.size()
-          ? impl->getLane(request)
-          : impl->getWorldLane();
-  bool latencyBound =
-      lane >= impl->groups.size() && lane != impl->getWorldLane();
+      !known ? impl->getWorldLane()
+             : size_t(request.group) + (latencyBound ? impl->groups.size() : 0);
   return impl->enqueue(lane, [raw, latencyBound, request = std::move(request)] {
     return raw->execute(request, latencyBound);
   });

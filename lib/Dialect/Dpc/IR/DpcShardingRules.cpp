@@ -249,29 +249,44 @@ ShardingRule SliceOp::getShardingRule() {
   return rule;
 }
 
+/// The factors of an op that indexes `table` along `axis` with `indices`:
+/// the table's, the indices', and those of the indexed tensor (the table
+/// with `axis` replaced by the indices' dimensions). The dimensions beside
+/// `axis` are parallel; `axis` and the indices' get the given kinds.
+struct IndexedFactors {
+  SmallVector<int64_t> table, indices, indexed;
+};
+static IndexedFactors addIndexedFactors(ShardingRule &rule,
+                                        ArrayRef<int64_t> table, int64_t axis,
+                                        ArrayRef<int64_t> indices,
+                                        FactorKind axisKind,
+                                        FactorKind indexKind) {
+  IndexedFactors f;
+  for (int64_t dim = 0; dim < axis; ++dim)
+    f.table.push_back(rule.addFactor(table[dim], FactorKind::Parallel));
+  f.indexed = f.table;
+  f.table.push_back(rule.addFactor(table[axis], axisKind));
+  f.indices = addFactors(rule, indices, indexKind);
+  f.indexed.append(f.indices);
+  for (int64_t size : table.drop_front(axis + 1)) {
+    int64_t factor = rule.addFactor(size, FactorKind::Parallel);
+    f.table.push_back(factor);
+    f.indexed.push_back(factor);
+  }
+  return f;
+}
+
 // Splitting the gathered axis gives each device the rows it owns: it looks
 // up the indices that fall in them and leaves zeros elsewhere, so the
 // result is a partial sum (Megatron-LM's vocabulary-parallel embedding).
 ShardingRule GatherOp::getShardingRule() {
   ShardingRule rule;
-  int64_t axis = getAxis();
-  ArrayRef<int64_t> input = getShape(getInput());
-  SmallVector<int64_t> inFactors, outFactors;
-  for (int64_t dim = 0; dim < axis; ++dim)
-    inFactors.push_back(rule.addFactor(input[dim], FactorKind::Parallel));
-  outFactors = inFactors;
-  inFactors.push_back(rule.addFactor(input[axis], FactorKind::Reduction));
-  SmallVector<int64_t> indexFactors =
-      addFactors(rule, getShape(getIndices()), FactorKind::Parallel);
-  outFactors.append(indexFactors);
-  for (int64_t size : input.drop_front(axis + 1)) {
-    int64_t factor = rule.addFactor(size, FactorKind::Parallel);
-    inFactors.push_back(factor);
-    outFactors.push_back(factor);
-  }
-  rule.addOperand(inFactors);
-  rule.addOperand(indexFactors);
-  rule.addResult(outFactors);
+  IndexedFactors f = addIndexedFactors(
+      rule, getShape(getInput()), getAxis(), getShape(getIndices()),
+      FactorKind::Reduction, FactorKind::Parallel);
+  rule.addOperand(f.table);
+  rule.addOperand(f.indices);
+  rule.addResult(f.indexed);
   return rule;
 }
 
@@ -280,25 +295,12 @@ ShardingRule GatherOp::getShardingRule() {
 // dimension is whole, the others are parallel.
 ShardingRule ScatterAddOp::getShardingRule() {
   ShardingRule rule;
-  int64_t axis = getAxis();
-  ArrayRef<int64_t> result = getShape(getResult());
-  SmallVector<int64_t> updateFactors, resultFactors;
-  for (int64_t dim = 0; dim < axis; ++dim)
-    updateFactors.push_back(rule.addFactor(result[dim], FactorKind::Parallel));
-  resultFactors = updateFactors;
-  resultFactors.push_back(
-      rule.addFactor(result[axis], FactorKind::NeedReplication));
-  SmallVector<int64_t> indexFactors =
-      addFactors(rule, getShape(getIndices()), FactorKind::Reduction);
-  updateFactors.append(indexFactors);
-  for (int64_t size : result.drop_front(axis + 1)) {
-    int64_t factor = rule.addFactor(size, FactorKind::Parallel);
-    updateFactors.push_back(factor);
-    resultFactors.push_back(factor);
-  }
-  rule.addOperand(updateFactors);
-  rule.addOperand(indexFactors);
-  rule.addResult(resultFactors);
+  IndexedFactors f = addIndexedFactors(
+      rule, getShape(getResult()), getAxis(), getShape(getIndices()),
+      FactorKind::NeedReplication, FactorKind::Reduction);
+  rule.addOperand(f.indexed);
+  rule.addOperand(f.indices);
+  rule.addResult(f.table);
   return rule;
 }
 
