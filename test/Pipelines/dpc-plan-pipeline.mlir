@@ -21,14 +21,19 @@
 
 // CHECK: dpc.mesh @plan ["pp"=1, "dp"=2, "tp"=2]
 // CHECK-LABEL: func.func @forward_backward
-// CHECK: dpc.reshard
 // CHECK-NOT: dpc.operand_shardings
+// The gradients are reduced inside @forward_backward, each right after the
+// op that makes it, so that the data-parallel all-reduce (a reshard here)
+// overlaps the rest of the backward pass; they leave it whole.
+// CHECK: %[[HEAD:.*]] = dpc.matmul {{.*}}partial = [dp : sum{{.*}}]>]{{.*}}-> tensor<64x16xf32>
+// CHECK-NEXT: dpc.reshard %[[HEAD]] <@plan, [*, *]> {dpc.phase = #dpc.phase<backward>
+// CHECK: %[[BLOCK:.*]] = dpc.matmul {{.*}}partial = [dp : sum{{.*}}]>]{{.*}}-> tensor<64x64xf32>
+// CHECK-NEXT: dpc.reshard %[[BLOCK]] <@plan, [*, *]> {dpc.phase = #dpc.phase<backward>
 // CHECK-LABEL: func.func @train_step
-// The gradients leave @forward_backward partial over dp and are reduced
-// after the call: the data-parallel all-reduce, as a reshard.
-// CHECK: %[[STEP:.*]]:3 = call @forward_backward({{.*}}) {dpc.sharding = [#dpc.sharding<@plan, [], partial = [dp : mean{{.*}}]>, #dpc.sharding<@plan, [{{.*}}], partial = [dp : sum{{.*}}]>
+// Only the loss, a pending mean, is reduced after the call.
+// CHECK: %[[STEP:.*]]:3 = call @forward_backward({{.*}}) {dpc.sharding = [#dpc.sharding<@plan, [], partial = [dp : mean{{.*}}]>, #dpc.sharding<@plan, [*, *]>, #dpc.sharding<@plan, [*, *]>]}
 // CHECK-NEXT: dpc.reshard %[[STEP]]#0 <@plan, []>
-// CHECK-NEXT: dpc.reshard %[[STEP]]#1 <@plan, [
+// CHECK-NOT: dpc.reshard %[[STEP]]
 
 // SHARD: shard.grid @plan(shape = 1x2x2)
 // SHARD-NOT: #dpc.sharding

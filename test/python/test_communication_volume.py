@@ -49,11 +49,6 @@ STRATEGIES = {
 SCALARS = 256
 RTOL = 5e-3
 
-_EMBEDDING = ("the completion reduces the position table's gradient twice: its sum over "
-              "the batch in the backward pass (all-reduced, or reduce-scattered over the "
-              "positions), and the table scattered from it with the other gradients; the "
-              "planner charges the table's reduction only (the token table's is local and "
-              "reduced once since scatter_add has a sharding rule)")
 _TP_BACKWARD = ("the loss is split over the tensor axis; the completion carries that split "
                 "into the backward pass (weight gradients partial over tp, reduce-scattered), "
                 "while the planner keeps the layers replicated over tp and charges the dual "
@@ -77,18 +72,12 @@ _STAGE_GRADIENT = ("the last stage sends back more than the activation gradient 
 # (model, strategy): why the program sends other bytes than were charged.
 MISMATCHES = {
     ("mlp", "zero3"): _ZERO3,
-    ("gpt", "dp"): _EMBEDDING,
-    ("gpt", "zero1-dp"): _EMBEDDING,
     ("gpt", "dp-tp"): _TP_BACKWARD,
     ("gpt", "zero1"): _TP_BACKWARD,
     ("gpt", "zero2"): _TP_BACKWARD,
     ("gpt", "zero3"): _TP_BACKWARD,
-    ("gpt", "tp-pp"): _EMBEDDING,
-    ("gpt", "dp-pp"): _EMBEDDING,
-    ("transformer", "dp"): _SEQ_FIRST,
     ("transformer", "tp"): _SEQ_FIRST,
     ("transformer", "dp-tp"): _SEQ_FIRST,
-    ("transformer", "zero1-dp"): _SEQ_FIRST,
     ("transformer", "zero1"): _SEQ_FIRST,
     ("transformer", "zero2"): _SEQ_FIRST,
     ("transformer", "zero3"): _SEQ_FIRST,

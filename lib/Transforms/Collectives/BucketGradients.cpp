@@ -178,16 +178,30 @@ struct BucketGradientsPass
   template <typename Op, typename KindFn>
   void bucket(Block &block, int64_t capacity, KindFn getKind) {
     using Key = std::tuple<Attribute, Attribute, Attribute, Type>;
-    // Open buckets in the order they opened, with their sizes.
-    llvm::MapVector<Key, std::pair<SmallVector<Op>, int64_t>> open;
-    SmallVector<Op> ops(block.getOps<Op>());
-    for (Op op : ops) {
+    SmallVector<std::pair<Op, Key>> ops;
+    for (Op op : block.getOps<Op>()) {
       Attribute kind = getKind(op);
       if (!kind || op.getAsync())
         continue;
       Type elementType =
           cast<RankedTensorType>(op.getInput().getType()).getElementType();
-      Key key{op.getMeshAttr(), op.getAxesAttr(), kind, elementType};
+      ops.push_back(
+          {op, Key{op.getMeshAttr(), op.getAxesAttr(), kind, elementType}});
+    }
+    // Reductions nobody reads before the last one of their kind
+    // (gradients, read by the optimizer or returned) bucket among
+    // themselves; those read sooner (a normalization's statistics) only
+    // with their neighbours, so that none waits for a gradient bucket.
+    llvm::DenseMap<Key, Op> last;
+    for (auto [op, key] : ops)
+      last[key] = op;
+    // Open buckets in the order they opened, with their sizes.
+    llvm::MapVector<std::pair<Key, unsigned>,
+                    std::pair<SmallVector<Op>, int64_t>>
+        open;
+    for (auto [op, kindKey] : ops) {
+      std::pair<Key, unsigned> key{kindKey,
+                                   isUnusedBefore(op, last[kindKey]) ? 1 : 0};
       auto &[members, bytes] = open[key];
       int64_t size = int64_t(getSizeInBytes(op.getInput().getType()));
       // The bucket moves to `op`: its members' results must not be read

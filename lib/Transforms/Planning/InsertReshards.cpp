@@ -3,7 +3,8 @@
 // Makes every change of layout in a planned step an op: where an operand
 // lies otherwise than its consumer expects (a strategy's operand layout, a
 // callee's argument, a function's result), a dpc.reshard to the expected
-// layout goes before the consumer; where a call's result is declared
+// layout goes before the consumer (after the producer, for a function's
+// result); where a call's result is declared
 // otherwise than its callee returns it (gradients reduced at the boundary
 // of @forward_backward), one goes after the call.
 //
@@ -14,6 +15,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::dpc {
@@ -72,9 +74,18 @@ struct InsertReshardsPass
                                    op->getAttr(DpcDialect::kStageAttrName)}];
         if (!reshard || reshard->getBlock() != op->getBlock()) {
           OpBuilder builder(op);
+          // A value returned in another layout (a gradient reduced inside
+          // @forward_backward) is resharded where it is made, so that its
+          // collective starts as early as it can and buckets form in the
+          // order the values are made.
+          Operation *producer = operand.get().getDefiningOp();
+          bool atProducer = op->hasTrait<mlir::OpTrait::ReturnLike>() &&
+                            producer && producer->getBlock() == op->getBlock();
+          if (atProducer)
+            builder.setInsertionPointAfter(producer);
           reshard =
               ReshardOp::create(builder, op->getLoc(), operand.get(), want);
-          copyPlacement(op, reshard);
+          copyPlacement(atProducer ? producer : op, reshard);
         }
         operand.set(reshard);
       }

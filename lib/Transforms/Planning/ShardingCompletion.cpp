@@ -12,11 +12,16 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::dpc;
+
+static bool isConstant(Value value) {
+  return value.getDefiningOp() && matchPattern(value, m_Constant());
+}
 
 namespace {
 
@@ -31,6 +36,10 @@ public:
   /// Lets sums stay pending through the ops that keep them, to be
   /// reduced once where a value must be whole.
   void setKeepPendingSums(bool keep) { keepPendingSums = keep; }
+  /// Makes the function return each wanted value as it is wanted, so that
+  /// its pending sums are reduced inside it, where they are made, and the
+  /// reduction overlaps the rest of its backward pass.
+  void setReturnAsWanted(bool asWanted) { returnAsWanted = asWanted; }
 
   /// Reads what annotatePlan wrote on `graph`'s function: its arguments
   /// and forward ops.
@@ -55,6 +64,12 @@ public:
   const TensorSharding *lookup(Value value) const {
     auto it = shardings.find(value);
     return it == shardings.end() ? nullptr : &it->second;
+  }
+  /// The layout in which the function returns `value`.
+  const TensorSharding *lookupReturned(Value value) const {
+    if (auto it = wanted.find(value); returnAsWanted && it != wanted.end())
+      return &it->second;
+    return lookup(value);
   }
   /// The first stage that holds `value`.
   std::optional<int64_t> getStage(Value value) const {
@@ -93,9 +108,16 @@ private:
   /// hyperparameters alone run on every stage (none).
   std::optional<int64_t> pickStage(Operation *op) const;
   /// The axes of the sum every operand of `op` holds pending alike, where
-  /// sums are kept pending and `op` keeps them (Dpc_KeepsPendingSums).
+  /// `op` keeps them (Dpc_KeepsPendingSums) and sums are kept pending or
+  /// `op` shrinks them.
   std::optional<unsigned> getKeptPendingSum(Operation *op) const;
   void evaluate(Operation *op, Choice &choice) const;
+  /// Whether `value` is a constant or computed from constants alone (an
+  /// iota reshaped, a mask): every rank can make it whole, and any layout
+  /// of it is a free slice of that.
+  bool isConstantLike(Value value) const {
+    return isConstant(value) || constantLike.contains(value);
+  }
   /// Records that `stage` holds `value`.
   void addStage(Value value, int64_t stage) {
     SmallVector<int64_t, 2> &held = stages[value];
@@ -108,12 +130,14 @@ private:
   const Cluster &cluster;
   StageMesh mesh;
   bool keepPendingSums = false;
+  bool returnAsWanted = false;
   llvm::DenseMap<Value, TensorSharding> shardings;
   /// The stages that hold each value, ascending: where it is made and,
   /// for a forward value, every stage whose forward ops read it (it was
   /// sent there).
   llvm::DenseMap<Value, SmallVector<int64_t, 2>> stages;
   llvm::DenseSet<Operation *> planned;
+  llvm::DenseSet<Value> constantLike;
   llvm::DenseMap<Value, TensorSharding> wanted;
   /// The stage a value must leave from (a gradient: its parameter's).
   llvm::DenseMap<Value, int64_t> wantedStages;
@@ -128,10 +152,6 @@ private:
 static TensorSharding replicatedLike(Value value) {
   return TensorSharding::replicated(
       cast<ShapedType>(value.getType()).getRank());
-}
-
-static bool isConstant(Value value) {
-  return value.getDefiningOp() && matchPattern(value, m_Constant());
 }
 
 /// What the plan wrote for `value` (ShardingConstraints already checked
@@ -205,7 +225,7 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   for (auto [operand, wanted] :
        llvm::zip_equal(op->getOperands(), choice.operands)) {
     const TensorSharding *have = lookup(operand);
-    if (!have || isConstant(operand))
+    if (!have || isConstantLike(operand))
       continue;
     if (!(*have == wanted))
       ++mismatches;
@@ -266,9 +286,19 @@ void Completion::choose(Operation *op) {
       best = std::move(candidate);
   };
 
+  // Made from constants alone: whole on every rank, so that each user
+  // takes the layout it likes best by a free slice (split, it would be
+  // gathered for a user that needs it whole).
+  bool fromConstants = op->getNumOperands() > 0 && op->getNumRegions() == 0 &&
+                       isMemoryEffectFree(op) &&
+                       llvm::all_of(op->getOperands(), [&](Value operand) {
+                         return isConstantLike(operand);
+                       });
   auto shardable = dyn_cast<ShardableOpInterface>(op);
-  if (!shardable) {
-    // No rule: the whole op on every device.
+  if (fromConstants)
+    constantLike.insert(op->result_begin(), op->result_end());
+  if (fromConstants || !shardable) {
+    // Made from constants, or no rule: the whole op on every device.
     Choice whole;
     for (Value operand : op->getOperands())
       whole.operands.push_back(replicatedLike(operand));
@@ -356,15 +386,22 @@ void Completion::choose(Operation *op) {
 }
 
 std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
-  if (!keepPendingSums || !op->hasTrait<dpc::OpTrait::KeepsPendingSums>() ||
+  if (!op->hasTrait<dpc::OpTrait::KeepsPendingSums>() ||
       op->getNumOperands() == 0)
     return std::nullopt;
+  // Without accumulation, a sum stays pending only through an op that
+  // shrinks it (a weight gradient's sum over the sequence): reduced after
+  // it, fewer bytes are sent.
+  double pendingBytes = 0.0, resultBytes = 0.0;
+  for (Value result : op->getResults())
+    resultBytes += getSizeInBytes(result.getType());
   std::optional<unsigned> pending;
   for (Value operand : op->getOperands()) {
     if (!takesPendingSum(operand))
       continue;
+    pendingBytes += getSizeInBytes(operand.getType());
     const TensorSharding *sharding = lookup(operand);
-    if (isConstant(operand) || !sharding || !sharding->partial ||
+    if (isConstantLike(operand) || !sharding || !sharding->partial ||
         (pending && *pending != sharding->partial))
       return std::nullopt;
     for (StageAxis axis : {kDataAxis, kTensorAxis})
@@ -373,6 +410,8 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
         return std::nullopt;
     pending = sharding->partial;
   }
+  if (!keepPendingSums && !(resultBytes < pendingBytes))
+    return std::nullopt;
   return pending;
 }
 
@@ -383,7 +422,7 @@ std::optional<int64_t> Completion::pickStage(Operation *op) const {
   // the scalar factor).
   llvm::SmallDenseMap<int64_t, double> held;
   for (Value operand : op->getOperands())
-    if (!isConstant(operand))
+    if (!isConstantLike(operand))
       if (auto it = stages.find(operand); it != stages.end())
         for (int64_t s : it->second)
           held[s] += getSizeInBytes(operand.getType());
@@ -417,7 +456,7 @@ void Completion::complete(func::FuncOp func) {
   for (Operation *op : ops)
     if (std::optional<int64_t> stage = opStages.lookup(op))
       for (Value operand : op->getOperands())
-        if (!isConstant(operand)) {
+        if (!isConstantLike(operand)) {
           addStage(operand, *stage);
           sentTo[operand].push_back(*stage);
         }
@@ -498,7 +537,7 @@ void Completion::write(func::FuncOp func) {
                       getShardingAttr(context, *sharding));
   Operation *terminator = func.getBody().back().getTerminator();
   for (auto [i, value] : llvm::enumerate(terminator->getOperands()))
-    if (const TensorSharding *sharding = lookup(value))
+    if (const TensorSharding *sharding = lookupReturned(value))
       func.setResultAttr(i, DpcDialect::kShardingAttrName,
                          getShardingAttr(context, *sharding));
 }
@@ -549,6 +588,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   bool accumulatePending = calls > 1 && plan.zeroStage <= 1;
   Completion backward(plan, cluster);
   backward.setKeepPendingSums(accumulatePending);
+  backward.setReturnAsWanted(!accumulatePending);
   backward.readPlanned(graph);
   // Gradients leave laid out as their parameters, so that reducing them
   // is the only communication left to the step; under ZeRO as the shard
@@ -634,7 +674,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     if (call.getCallee() != forwardBackward.getSymName())
       return;
     for (auto [i, result] : llvm::enumerate(call.getResults())) {
-      TensorSharding returned = *backward.lookup(
+      TensorSharding returned = *backward.lookupReturned(
           forwardBackward.getBody().back().getTerminator()->getOperand(i));
       TensorSharding sharding = returned;
       sharding.clearPartial(kDataAxis);

@@ -8,7 +8,8 @@
 // channel (the mean's sum, then the squared deviations'), the backward
 // convolution and pooling ops take the local batch, and the backward
 // pass reads the forward's statistics and all-reduces its two sums in one
-// call, never reduce-scattered and gathered. Nothing gathers the batch.
+// call, never reduce-scattered and gathered, and not in the gradients'
+// bucket, which it would wait for. Nothing gathers the batch.
 
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-NOT: dpc.all_gather
@@ -24,9 +25,12 @@
 // CHECK-NOT: dpc.all_reduce {{.*}}: tensor<1x8x1x1xf32>
 // CHECK: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}}: tensor<16xf32>
 // CHECK: dpc.conv2d_filter_grad {{.*}} : (tensor<2x3x6x6xf32>, tensor<2x8x6x6xf32>) -> tensor<8x3x3x3xf32>
+// The gradients are all-reduced in one bucket before they are returned.
+// CHECK: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}}: tensor<272xf32>
 // CHECK-NOT: dpc.all_gather
 // CHECK-NOT: dpc.reduce_scatter
 // CHECK-LABEL: func.func @train_step
+// CHECK-NOT: dpc.all_reduce {{.*}} <sum>
 
 // Each device sends 1088 bytes for the gradients' all-reduce (272 floats
 // over 2 ranks) and 32 for each of the four all-reduces of the 8 channels'

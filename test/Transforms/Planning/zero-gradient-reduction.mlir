@@ -5,19 +5,26 @@
 // RUN: dpc-opt %t.micro.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=MICRO
 
 // Without ZeRO each replica needs the whole gradient: the two weights'
-// gradients are all-reduced, in one bucket, after the call.
-// ZERO0-LABEL: func.func @train_step
+// gradients are all-reduced, in one bucket, in the backward pass (where it
+// overlaps what is left of it), not after the call.
+// ZERO0-LABEL: func.func @forward_backward
 // ZERO0: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}} : tensor<5120xf32>
+// ZERO0-NOT: dpc.reduce_scatter
+// ZERO0-LABEL: func.func @train_step
+// ZERO0-NOT: dpc.all_reduce {{.*}} <sum>
 // ZERO0-NOT: dpc.reduce_scatter
 
 // Under ZeRO (1 as 2 and 3) each replica updates its shard: the gradients
-// are reduce-scattered, never all-reduced and sliced; the updated shards
-// are gathered (in one bucket).
-// ZERO1-LABEL: func.func @train_step
+// are reduce-scattered in the backward pass, never all-reduced and sliced;
+// the updated shards are gathered (in one bucket).
+// ZERO1-LABEL: func.func @forward_backward
 // ZERO1-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
 // ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x64xf32> -> tensor<32x64xf32>
 // ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x16xf32> -> tensor<32x16xf32>
-// ZERO1-DAG: dpc.all_gather {{.*}} over @plan ["dp"] dim 0 {{.*}} : tensor<2560xf32> -> tensor<5120xf32>
+// ZERO1-LABEL: func.func @train_step
+// ZERO1-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
+// ZERO1-NOT: dpc.reduce_scatter
+// ZERO1: dpc.all_gather {{.*}} over @plan ["dp"] dim 0 {{.*}} : tensor<2560xf32> -> tensor<5120xf32>
 
 // Over two micro-batches the gradients are added while their sums are
 // still pending over dp, and reduced once, in one bucket, for the update.

@@ -516,10 +516,12 @@ def Dpc_AvgPool2DGradOp : Dpc_Op<"avg_pool2d_grad", [Pure,
 // Reductions and normalizations
 //===----------------------------------------------------------------------===//
 
-class Dpc_ReduceOp<string mnemonic, string combine, string partialKind>
-    : Dpc_Op<mnemonic, [Dpc_Differentiable, Dpc_KeepsFullPrecision, Pure,
-                        CostOpInterface,
-                        DeclareOpInterfaceMethods<ShardableOpInterface>]> {
+class Dpc_ReduceOp<string mnemonic, string combine, string partialKind,
+                   list<Trait> traits = []>
+    : Dpc_Op<mnemonic, !listconcat([Dpc_Differentiable, Dpc_KeepsFullPrecision,
+                                    Pure, CostOpInterface,
+                                    DeclareOpInterfaceMethods<ShardableOpInterface>],
+                                   traits)> {
   let summary = "The " # combine # " over some dimensions";
   let description = [{
     Reduces `input` by taking the }] # combine # [{ over the dimensions in
@@ -550,7 +552,8 @@ class Dpc_ReduceOp<string mnemonic, string combine, string partialKind>
   }];
 }
 
-def Dpc_ReduceSumOp : Dpc_ReduceOp<"reduce_sum", "sum", "sum">;
+def Dpc_ReduceSumOp : Dpc_ReduceOp<"reduce_sum", "sum", "sum",
+                                   [Dpc_KeepsPendingSums]>;
 def Dpc_ReduceMeanOp : Dpc_ReduceOp<"reduce_mean", "mean", "mean">;
 def Dpc_ReduceMaxOp : Dpc_ReduceOp<"reduce_max", "maximum", "max">;
 def Dpc_ReduceMinOp : Dpc_ReduceOp<"reduce_min", "minimum", "min">;
