@@ -38,21 +38,52 @@ struct OverlapCollectivesPass
     for (Operation &op : block)
       if (isCommunicating(&op) && !op.hasAttr("async"))
         collectives.push_back(&op);
-    // Each starts right after what it reads; several after the same op
-    // keep their order.
+    // A gather of an argument (a ZeRO-3 parameter) started as soon as it
+    // could be would hold every whole parameter from the block's start: it
+    // starts one gather ahead instead, when the previous one's first reader
+    // runs, as ZeRO-3's prefetch does, and not before its pass begins.
+    DenseMap<Attribute, Operation *> passBegins;
+    for (Operation &op : block)
+      if (Attribute phase = op.getAttr(DpcDialect::kPhaseAttrName);
+          phase && !isCommunicating(&op))
+        passBegins.try_emplace(phase, &op);
+    SmallVector<std::pair<Operation *, Operation *>> parameterGathers;
+    for (Operation *op : collectives)
+      if (isa<AllGatherOp>(op) && isa<BlockArgument>(op->getOperand(0)))
+        if (Operation *reader = getFirstReader(block, op->getResult(0)))
+          parameterGathers.push_back({reader, op});
+    llvm::sort(parameterGathers, [](auto &a, auto &b) {
+      return a.first->isBeforeInBlock(b.first);
+    });
+    DenseMap<Operation *, Operation *> prefetchAt;
+    for (auto [i, entry] : llvm::enumerate(parameterGathers)) {
+      auto [reader, gather] = entry;
+      Operation *at = i ? parameterGathers[i - 1].first : &block.front();
+      if (Operation *begins =
+              passBegins.lookup(gather->getAttr(DpcDialect::kPhaseAttrName)))
+        if (at->isBeforeInBlock(begins))
+          at = begins;
+      prefetchAt[gather] = at->isBeforeInBlock(reader) ? at : reader;
+    }
+    // Each other starts right after what it reads; several after the same
+    // op keep their order.
     DenseMap<Operation *, Operation *> lastStarted;
     for (Operation *op : collectives) {
-      Operation *after = nullptr;
-      Value input = op->getOperand(0);
-      if (Operation *def = input.getDefiningOp())
-        after = block.findAncestorOpInBlock(*def);
-      Operation *&last = lastStarted[after];
-      Operation *anchor = last ? last : after;
-      if (anchor)
-        op->moveAfter(anchor);
-      else
-        op->moveBefore(&block.front());
-      last = op;
+      if (Operation *reader = prefetchAt.lookup(op)) {
+        op->moveBefore(reader);
+      } else {
+        Operation *after = nullptr;
+        Value input = op->getOperand(0);
+        if (Operation *def = input.getDefiningOp())
+          after = block.findAncestorOpInBlock(*def);
+        Operation *&last = lastStarted[after];
+        Operation *anchor = last ? last : after;
+        if (anchor)
+          op->moveAfter(anchor);
+        else
+          op->moveBefore(&block.front());
+        last = op;
+      }
 
       Value result = op->getResult(0);
       Operation *reader = getFirstReader(block, result);

@@ -47,8 +47,10 @@ bool isSameLayout(ShardingAttr a, ShardingAttr b, Operation *scope) {
 struct InsertReshardsPass
     : public dpc::impl::InsertReshardsBase<InsertReshardsPass> {
   void runOnOperation() override {
-    // One reshard per value, target layout and stage within a block.
-    DenseMap<std::tuple<Value, Attribute, Attribute>, ReshardOp> made;
+    // One reshard per value, target layout, stage (and pass, for a
+    // parameter) within a block.
+    DenseMap<std::tuple<Value, Attribute, Attribute, Attribute>, ReshardOp>
+        made;
     WalkResult walk = getOperation().walk([&](Operation *op) -> WalkResult {
       if (isa<ReshardOp>(op))
         return WalkResult::advance();
@@ -67,11 +69,21 @@ struct InsertReshardsPass
         }
         if (isSameLayout(have, want, op))
           continue;
-        // Shared by the users on one stage that want the same layout.
+        // Shared by the users on one stage that want the same layout; a
+        // parameter's, only within one pass (ZeRO-3 gathers it for the
+        // forward and again for the backward, keeping neither whole).
         MeshOp mesh = lookupMesh(want, op);
-        ReshardOp &reshard = made[{operand.get(),
-                                   getCanonicalSharding(want, mesh),
-                                   op->getAttr(DpcDialect::kStageAttrName)}];
+        auto arg = dyn_cast<BlockArgument>(operand.get());
+        auto func =
+            arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+                : FunctionOpInterface();
+        bool isParameter = func && func.getArgAttr(arg.getArgNumber(),
+                                                   DpcDialect::kParamAttrName);
+        ReshardOp &reshard =
+            made[{operand.get(), getCanonicalSharding(want, mesh),
+                  op->getAttr(DpcDialect::kStageAttrName),
+                  isParameter ? op->getAttr(DpcDialect::kPhaseAttrName)
+                              : Attribute()}];
         if (!reshard || reshard->getBlock() != op->getBlock()) {
           OpBuilder builder(op);
           // A value returned in another layout (a gradient reduced inside

@@ -285,11 +285,22 @@ Search::GradientReduction Search::getGradientReduction(double elements,
         .time;
   };
   // Over the data-parallel group (reduce-scatter and all-gather under ZeRO,
-  // the same bytes), behind the backward passes.
+  // the same bytes), behind the backward passes. ZeRO-3 only
+  // reduce-scatters: its updated shards stay where they are, gathered where
+  // the passes read them (charged with them).
   GradientReduction reduction;
-  reduction.time = allReduce(wholeBytes, mesh.getGroup(kDataAxis));
-  reduction.sent.dataAxis =
-      dpc::getSentBytes(CollectiveKind::AllReduce, wholeBytes, d);
+  if (zeroStage >= 3) {
+    reduction.time =
+        getBestCollective(CollectiveKind::ReduceScatter, wholeBytes,
+                          mesh.getGroup(kDataAxis), cluster)
+            .time;
+    reduction.sent.dataAxis =
+        dpc::getSentBytes(CollectiveKind::ReduceScatter, wholeBytes, d);
+  } else {
+    reduction.time = allReduce(wholeBytes, mesh.getGroup(kDataAxis));
+    reduction.sent.dataAxis =
+        dpc::getSentBytes(CollectiveKind::AllReduce, wholeBytes, d);
+  }
   if (zeroStage == 0) {
     // One reduction over the stage's devices.
     reduction.time += allReduce(partialBytes, mesh.getStageDevices());
@@ -299,11 +310,18 @@ Search::GradientReduction Search::getGradientReduction(double elements,
   }
   // Under ZeRO each replica needs its shard only: reduce-scattered over the
   // data axis, the shard all-reduced over the tensor axis, and the updated
-  // shards gathered.
-  reduction.time += allReduce(partialBytes, mesh.getGroup(kDataAxis)) +
-                    allReduce(partialBytes / d, mesh.getGroup(kTensorAxis));
+  // shards gathered (but under ZeRO-3).
+  int collectives = zeroStage >= 3 ? 1 : 2;
+  reduction.time +=
+      (zeroStage >= 3
+           ? getBestCollective(CollectiveKind::ReduceScatter, partialBytes,
+                               mesh.getGroup(kDataAxis), cluster)
+                 .time
+           : allReduce(partialBytes, mesh.getGroup(kDataAxis))) +
+      allReduce(partialBytes / d, mesh.getGroup(kTensorAxis));
   reduction.sent.dataAxis +=
-      2 * dpc::getSentBytes(CollectiveKind::ReduceScatter, partialBytes, d);
+      collectives *
+      dpc::getSentBytes(CollectiveKind::ReduceScatter, partialBytes, d);
   reduction.sent.tensorAxis +=
       dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes / d, t);
   return reduction;
@@ -456,7 +474,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   // The stages of the partition found.
   double slowest = 0.0;
   for (auto [stage, plan] : llvm::enumerate(result.stages)) {
-    double elements = 0, sendsOfStage = 0.0;
+    double elements = 0, backwardElements = 0, sendsOfStage = 0.0;
     for (SegmentRange range : plan.chunks) {
       for (unsigned i = range.first; i < range.end; ++i) {
         plan.computeTime += segments[i].computeTime;
@@ -464,6 +482,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         plan.parameters += costs[i].parameters;
         plan.perStepTime += costs[i].perStepTime;
         elements += costs[i].parameterElements;
+        backwardElements += costs[i].backwardParameterElements;
       }
       sendsOfStage += sends[range.end - 1];
     }
@@ -481,21 +500,25 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
     plan.sent += reduction.sent;
     double bytesPerElement = graph.getGradientCommunicationBytes();
+    // ZeRO-3 gathers every parameter for the forward pass of each
+    // micro-batch, and those the backward pass reads again for it.
     if (z >= 3)
-      plan.sent.dataAxis += 2.0 * microBatches *
-                            dpc::getSentBytes(CollectiveKind::AllGather,
-                                              elements * bytesPerElement, d);
+      for (double gathered : {elements, backwardElements})
+        plan.sent.dataAxis +=
+            microBatches * dpc::getSentBytes(CollectiveKind::AllGather,
+                                             gathered * bytesPerElement, d);
     double window = microBatches * plan.computeTime *
                     (backwardFactor - 1.0) / backwardFactor;
     double exposedTraffic = plan.gradientSyncTime;
     if (z >= 3) {
       // Parameters gathered for the forward and backward of every
       // micro-batch, behind the whole step's compute.
-      exposedTraffic += 2.0 * microBatches *
-                        getBestCollective(CollectiveKind::AllGather,
-                                          elements * bytesPerElement,
-                                          mesh.getGroup(kDataAxis), cluster)
-                            .time;
+      for (double gathered : {elements, backwardElements})
+        exposedTraffic +=
+            microBatches * getBestCollective(CollectiveKind::AllGather,
+                                             gathered * bytesPerElement,
+                                             mesh.getGroup(kDataAxis), cluster)
+                               .time;
       window = microBatches * plan.computeTime;
     }
     plan.exposedGradientSyncTime = std::max(0.0, exposedTraffic - window);

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -570,6 +571,63 @@ FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
   return layout;
 }
 
+static bool hasPhase(Operation *op, Phase phase) {
+  auto attr = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+  return attr && attr.getValue() == phase;
+}
+
+/// Under ZeRO-3 a whole parameter lives only while one pass reads it. A
+/// forward op that reads parameters alone (a weight's transpose or cast)
+/// would keep its whole result stored for the backward pass; it is made
+/// again there instead, from the parameter gathered again.
+static void remakeParameterViewsForBackward(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  auto isParameter = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == &body &&
+           func.getArgAttr(arg.getArgNumber(), DpcDialect::kParamAttrName);
+  };
+  llvm::SetVector<Operation *> views;
+  for (Operation &op : body)
+    if (hasPhase(&op, Phase::forward) && op.getNumRegions() == 0 &&
+        isMemoryEffectFree(&op) && op.getNumOperands() > 0 &&
+        llvm::all_of(op.getOperands(), [&](Value operand) {
+          return isParameter(operand) ||
+                 (operand.getDefiningOp() &&
+                  views.contains(operand.getDefiningOp()));
+        }))
+      views.insert(&op);
+  // The views the backward pass reads, and the views they are made from.
+  llvm::DenseSet<Operation *> needed;
+  for (Operation *view : llvm::reverse(views))
+    if (llvm::any_of(view->getUsers(), [&](Operation *user) {
+          return hasPhase(user, Phase::backward) || needed.contains(user);
+        }))
+      needed.insert(view);
+  Operation *firstBackward = nullptr;
+  for (Operation &op : body)
+    if (hasPhase(&op, Phase::backward)) {
+      firstBackward = &op;
+      break;
+    }
+  if (needed.empty() || !firstBackward)
+    return;
+  OpBuilder builder(firstBackward);
+  IRMapping remade;
+  for (Operation *view : views) {
+    if (!needed.contains(view))
+      continue;
+    Operation *copy = builder.clone(*view, remade);
+    copy->setAttr(DpcDialect::kPhaseAttrName,
+                  PhaseAttr::get(func.getContext(), Phase::backward));
+    for (auto [result, again] :
+         llvm::zip_equal(view->getResults(), copy->getResults()))
+      result.replaceUsesWithIf(again, [&](OpOperand &use) {
+        return hasPhase(use.getOwner(), Phase::backward);
+      });
+  }
+}
+
 void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
                                   const TrainingGraph &graph,
                                   const Cluster &cluster) {
@@ -586,6 +644,8 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
       calls += call.getCallee() == forwardBackward.getSymName();
     });
   bool accumulatePending = calls > 1 && plan.zeroStage <= 1;
+  if (plan.zeroStage >= 3)
+    remakeParameterViewsForBackward(forwardBackward);
   Completion backward(plan, cluster);
   backward.setKeepPendingSums(accumulatePending);
   backward.setReturnAsWanted(!accumulatePending);
@@ -608,6 +668,20 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
               backward.getStage(arg));
   backward.complete(forwardBackward);
   backward.write(forwardBackward);
+  // ZeRO-3 keeps only each rank's block of a parameter between steps and
+  // passes: @forward_backward takes the blocks and gathers each parameter
+  // where its forward ops read it and again for its backward ops (the
+  // reshards insert-reshards makes per pass), so that no whole parameter
+  // lives from one pass to the other.
+  if (plan.zeroStage >= 3)
+    for (BlockArgument arg : forwardBackward.getArguments())
+      if (forwardBackward.getArgAttr(arg.getArgNumber(),
+                                     DpcDialect::kParamAttrName))
+        forwardBackward.setArgAttr(
+            arg.getArgNumber(), DpcDialect::kShardingAttrName,
+            getShardingAttr(
+                module.getContext(),
+                backward.splitOverData(*backward.lookup(arg), arg.getType())));
 
   if (!trainStep)
     return;

@@ -430,6 +430,9 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
       if (graph.isParameter(operand) && seenParams.insert(operand).second) {
         cost.parameterElements +=
             strategies[*from][choice[*from]].parameterElements;
+        if (graph.isReadByBackward(operand))
+          cost.backwardParameterElements +=
+              strategies[*from][choice[*from]].parameterElements;
         cost.parameters +=
             cast<ShapedType>(operand.getType()).getNumElements();
       }

@@ -21,6 +21,26 @@ bool TrainingGraph::isParameter(Value value) const {
   return hasArgAttr(value, DpcDialect::kParamAttrName);
 }
 
+bool TrainingGraph::isReadByBackward(Value value) const {
+  if (isStoredForBackward(value))
+    return true;
+  for (Operation *user : value.getUsers()) {
+    if (!isForward(user)) {
+      if (!user->hasTrait<OpTrait::IsTerminator>())
+        return true;
+      continue;
+    }
+    bool view = llvm::all_of(user->getOperands(), [&](Value operand) {
+      return isParameter(operand) || operand == value;
+    });
+    if (view && llvm::any_of(user->getResults(), [&](Value result) {
+          return isReadByBackward(result);
+        }))
+      return true;
+  }
+  return false;
+}
+
 bool TrainingGraph::isInput(Value value) const {
   return hasArgAttr(value, DpcDialect::kInputAttrName);
 }

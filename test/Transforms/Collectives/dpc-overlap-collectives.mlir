@@ -29,3 +29,28 @@ func.func @backward(%a: tensor<4x8xf32>, %b: tensor<8x4xf32>, %x: tensor<4x4xf32
   %u = dpc.neg %r : tensor<4x4xf32>
   return %u, %m : tensor<4x4xf32>, tensor<4x4xf32>
 }
+
+// ZeRO-3's gathers of parameter blocks: each starts when the previous
+// one's reader runs (one gather ahead), not all at the start, and one the
+// backward pass reads not before the backward pass begins, so that whole
+// parameters live only around their use.
+// CHECK-LABEL: func.func @zero3
+func.func @zero3(%w1: tensor<2x4xf32>, %w2: tensor<2x4xf32>,
+                 %w3: tensor<2x4xf32>, %x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // CHECK-NEXT: %[[G1:.*]] = dpc.all_gather %arg0 {{.*}}async
+  // CHECK-NEXT: %[[W1:.*]] = dpc.wait %[[G1]]
+  // CHECK-NEXT: %[[G2:.*]] = dpc.all_gather %arg1 {{.*}}async
+  // CHECK-NEXT: %[[Y1:.*]] = dpc.matmul %arg3, %[[W1]]
+  // CHECK-NEXT: %[[W2:.*]] = dpc.wait %[[G2]]
+  // CHECK-NEXT: %[[Y2:.*]] = dpc.matmul %[[Y1]], %[[W2]]
+  // CHECK-NEXT: %[[G3:.*]] = dpc.all_gather %arg2 {{.*}}async
+  // CHECK-NEXT: dpc.neg %[[Y2]] {dpc.phase = #dpc.phase<backward>}
+  %g1 = dpc.all_gather %w1 over @plan ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  %g2 = dpc.all_gather %w2 over @plan ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  %g3 = dpc.all_gather %w3 over @plan ["dp"] dim 0 {dpc.phase = #dpc.phase<backward>} : tensor<2x4xf32> -> tensor<4x4xf32>
+  %y1 = dpc.matmul %x, %g1 {dpc.phase = #dpc.phase<forward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %y2 = dpc.matmul %y1, %g2 {dpc.phase = #dpc.phase<forward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b = dpc.neg %y2 {dpc.phase = #dpc.phase<backward>} : tensor<4x4xf32>
+  %y3 = dpc.matmul %b, %g3 {dpc.phase = #dpc.phase<backward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y3 : tensor<4x4xf32>
+}

@@ -1,6 +1,8 @@
 // RUN: dpc-opt %s --train --optimizer=adam -o %t.mlir
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=ZERO0
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=1 --partition | FileCheck %s --check-prefix=ZERO1
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=3 --partition --plan-report=%t.zero3.json -test-dpc-communication-volume | FileCheck %s --check-prefix=ZERO3
+// RUN: FileCheck %s --input-file=%t.zero3.json --check-prefix=CHARGED3
 // RUN: dpc-opt %s --train --optimizer=adam --micro-batches=2 -o %t.micro.mlir
 // RUN: dpc-opt %t.micro.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=MICRO
 
@@ -25,6 +27,29 @@
 // ZERO1-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
 // ZERO1-NOT: dpc.reduce_scatter
 // ZERO1: dpc.all_gather {{.*}} over @plan ["dp"] dim 0 {{.*}} : tensor<2560xf32> -> tensor<5120xf32>
+
+// ZeRO-3 keeps only each rank's block of a weight: @forward_backward takes
+// the blocks, gathers both weights for the forward pass (one bucket) and
+// gathers the head's again for the backward pass, which reads it (the
+// hidden layer's input needs no gradient), started when the backward pass
+// begins, not before: no whole weight lives from one pass to the other.
+// Each rank sends 10240 bytes for the forward gathers, 10240 for the
+// reduce-scatters and 2048 for the backward gather, as the plan charges
+// (the 20 bytes more are scalars).
+// ZERO3-LABEL: func.func @forward_backward
+// ZERO3-SAME: dpc.param = "hidden.weight", dpc.sharding = #dpc.sharding<@plan, [dp, *]>
+// ZERO3-SAME: dpc.param = "head.weight", dpc.sharding = #dpc.sharding<@plan, [dp, *]>
+// ZERO3: dpc.all_gather {{.*}} over @plan ["dp"] dim 0 {{.*}}phase<forward>{{.*}} : tensor<2560xf32> -> tensor<5120xf32>
+// ZERO3: dpc.matmul {{.*}}phase<forward>{{.*}} -> tensor<4x16xf32>
+// ZERO3-NOT: dpc.all_gather
+// ZERO3: dpc.all_gather %arg3 over @plan ["dp"] dim 0 {{.*}}phase<backward>{{.*}} : tensor<32x16xf32> -> tensor<64x16xf32>
+// ZERO3-NEXT: dpc.constant {dpc.phase = #dpc.phase<backward>}
+// ZERO3: dpc.reduce_scatter
+// ZERO3-LABEL: func.func @train_step
+// ZERO3-SAME: dpc.sent_bytes = {dp = 22548 : i64, pp = 0 : i64, tp = 0 : i64}
+// ZERO3-NOT: dpc.all_gather {{.*}} over @plan ["dp"]
+// CHARGED3: "sent_bytes_per_step": {
+// CHARGED3-NEXT: "dp": 22528,
 
 // Over two micro-batches the gradients are added while their sums are
 // still pending over dp, and reduced once, in one bucket, for the update.

@@ -93,8 +93,9 @@ public:
     /// device.
     double outputBytes = 0.0;
     /// Parameters first used in the segment: elements per device and in
-    /// all.
+    /// all; elements per device of those the backward pass reads.
     double parameterElements = 0.0, parameters = 0.0;
+    double backwardParameterElements = 0.0;
   };
   SmallVector<SegmentCost> evaluate(ArrayRef<unsigned> choice) const;
 

@@ -39,6 +39,10 @@ public:
   bool isForward(Operation *op) const { return forwardSet.contains(op); }
   bool isStoredForBackward(Value value) const { return stored.contains(value); }
   bool isParameter(Value value) const;
+  /// Whether the backward pass reads `value` (a parameter), itself or
+  /// through a forward op on parameters alone (its transpose, its cast):
+  /// ZeRO-3 gathers such a parameter again for the backward pass.
+  bool isReadByBackward(Value value) const;
   /// Whether the backward pass runs forward op `op` again (a fused
   /// attention's scores).
   bool isRerunInBackward(Operation *op) const {
