@@ -391,11 +391,16 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
       op->getNumOperands() == 0)
     return std::nullopt;
   // Without accumulation, a sum stays pending only through an op that
-  // shrinks it (a weight gradient's sum over the sequence): reduced after
-  // it, fewer bytes are sent.
+  // shrinks it (a weight gradient's sum over the sequence: reduced after
+  // it, fewer bytes are sent), or that makes a gradient from as many bytes
+  // (an embedding table's, scattered from its rows: reduced with the other
+  // gradients, not alone before).
   double pendingBytes = 0.0, resultBytes = 0.0;
-  for (Value result : op->getResults())
+  bool makesGradients = true;
+  for (Value result : op->getResults()) {
     resultBytes += getSizeInBytes(result.getType());
+    makesGradients &= wanted.contains(result);
+  }
   std::optional<unsigned> pending;
   for (Value operand : op->getOperands()) {
     if (!takesPendingSum(operand))
@@ -411,7 +416,8 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
         return std::nullopt;
     pending = sharding->partial;
   }
-  if (!keepPendingSums && !(resultBytes < pendingBytes))
+  if (!keepPendingSums && !(resultBytes < pendingBytes) &&
+      !(makesGradients && resultBytes <= pendingBytes))
     return std::nullopt;
   return pending;
 }

@@ -1,5 +1,7 @@
 // RUN: dpc-opt %s --train --optimizer=momentum --micro-batches=2 -o %t.mlir
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s
+// RUN: dpc-opt %s --train --optimizer=momentum -o %t.one.mlir
+// RUN: dpc-opt %t.one.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --partition | FileCheck %s --check-prefix=ONE
 
 // A data-parallel embedding's gradients over two micro-batches: each rank
 // scatters its own tokens' output gradients into the token table, and the
@@ -17,6 +19,19 @@
 // CHECK-LABEL: func.func @train_step
 // CHECK-NOT: dpc.all_gather
 // CHECK: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}}: tensor<1008xf32>
+
+// With one micro-batch the same tables are reduced inside the backward
+// pass, in one bucket: the position table's sum over the samples is not
+// all-reduced before it is scattered (a scatter that makes a gradient from
+// as many bytes keeps the sum pending).
+// ONE-LABEL: func.func @forward_backward
+// ONE-NOT: dpc.all_gather
+// ONE-NOT: dpc.all_reduce {{.*}}<sum> {{.*}}: tensor<{{[0-9x]+}}xf32>
+// ONE: dpc.scatter_add {{.*}} : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<8x16xf32>
+// ONE: dpc.scatter_add {{.*}} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<50x16xf32>
+// ONE: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}}: tensor<1008xf32>
+// ONE-LABEL: func.func @train_step
+// ONE-NOT: dpc.all_reduce {{.*}}<sum>
 
 func.func @forward(%tokens: tensor<4x8xi64> {dpc.input = "tokens"},
                    %labels: tensor<32xi64> {dpc.input = "labels"},
