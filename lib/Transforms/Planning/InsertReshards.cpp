@@ -4,9 +4,8 @@
 // lies otherwise than its consumer expects (a strategy's operand layout, a
 // callee's argument, a function's result), a dpc.reshard to the expected
 // layout goes before the consumer (after the producer, for a function's
-// result); where a call's result is declared
-// otherwise than its callee returns it (gradients reduced at the boundary
-// of @forward_backward), one goes after the call.
+// result); where a call's result is declared otherwise than its callee
+// returns it (the loss, a pending mean), one goes after the call.
 //
 //===----------------------------------------------------------------------===//
 
