@@ -280,50 +280,33 @@ Search::GradientReduction Search::getGradientReduction(double elements,
   double bytesPerElement = graph.getGradientCommunicationBytes();
   double wholeBytes = (elements - partial) * bytesPerElement;
   double partialBytes = partial * bytesPerElement;
-  auto allReduce = [&](double bytes, const GroupPlacement &group) {
-    return getBestCollective(CollectiveKind::AllReduce, bytes, group, cluster)
-        .time;
-  };
-  // Over the data-parallel group (reduce-scatter and all-gather under ZeRO,
-  // the same bytes), behind the backward passes. ZeRO-3 only
-  // reduce-scatters: its updated shards stay where they are, gathered where
-  // the passes read them (charged with them).
   GradientReduction reduction;
-  if (zeroStage >= 3) {
-    reduction.time =
-        getBestCollective(CollectiveKind::ReduceScatter, wholeBytes,
-                          mesh.getGroup(kDataAxis), cluster)
-            .time;
-    reduction.sent.dataAxis =
-        dpc::getSentBytes(CollectiveKind::ReduceScatter, wholeBytes, d);
-  } else {
-    reduction.time = allReduce(wholeBytes, mesh.getGroup(kDataAxis));
-    reduction.sent.dataAxis =
-        dpc::getSentBytes(CollectiveKind::AllReduce, wholeBytes, d);
-  }
+  auto add = [&](CollectiveKind kind, double bytes, const GroupPlacement &group,
+                 int64_t ranks, double &sent) {
+    reduction.time += getBestCollective(kind, bytes, group, cluster).time;
+    sent += dpc::getSentBytes(kind, bytes, ranks);
+  };
+  // Over the data-parallel group, behind the backward passes: an
+  // all-reduce, or under ZeRO-1/2 a reduce-scatter and the updated shards'
+  // all-gather (the same bytes). ZeRO-3 only reduce-scatters: its updated
+  // shards stay where they are, gathered where the passes read them
+  // (charged with them).
+  CollectiveKind overData = zeroStage >= 3 ? CollectiveKind::ReduceScatter
+                                           : CollectiveKind::AllReduce;
+  add(overData, wholeBytes, mesh.getGroup(kDataAxis), d,
+      reduction.sent.dataAxis);
   if (zeroStage == 0) {
     // One reduction over the stage's devices.
-    reduction.time += allReduce(partialBytes, mesh.getStageDevices());
-    (d > 1 ? reduction.sent.dataAxis : reduction.sent.tensorAxis) +=
-        dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes, d * t);
+    add(CollectiveKind::AllReduce, partialBytes, mesh.getStageDevices(), d * t,
+        d > 1 ? reduction.sent.dataAxis : reduction.sent.tensorAxis);
     return reduction;
   }
-  // Under ZeRO each replica needs its shard only: reduce-scattered over the
-  // data axis, the shard all-reduced over the tensor axis, and the updated
-  // shards gathered (but under ZeRO-3).
-  int collectives = zeroStage >= 3 ? 1 : 2;
-  reduction.time +=
-      (zeroStage >= 3
-           ? getBestCollective(CollectiveKind::ReduceScatter, partialBytes,
-                               mesh.getGroup(kDataAxis), cluster)
-                 .time
-           : allReduce(partialBytes, mesh.getGroup(kDataAxis))) +
-      allReduce(partialBytes / d, mesh.getGroup(kTensorAxis));
-  reduction.sent.dataAxis +=
-      collectives *
-      dpc::getSentBytes(CollectiveKind::ReduceScatter, partialBytes, d);
-  reduction.sent.tensorAxis +=
-      dpc::getSentBytes(CollectiveKind::AllReduce, partialBytes / d, t);
+  // Under ZeRO each replica needs its shard only: reduced over the data
+  // axis as above, the shard all-reduced over the tensor axis.
+  add(overData, partialBytes, mesh.getGroup(kDataAxis), d,
+      reduction.sent.dataAxis);
+  add(CollectiveKind::AllReduce, partialBytes / d, mesh.getGroup(kTensorAxis),
+      t, reduction.sent.tensorAxis);
   return reduction;
 }
 

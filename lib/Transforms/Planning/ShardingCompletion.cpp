@@ -586,23 +586,12 @@ static bool hasPhase(Operation *op, Phase phase) {
 /// forward op that reads parameters alone (a weight's transpose or cast)
 /// would keep its whole result stored for the backward pass; it is made
 /// again there instead, from the parameter gathered again.
-static void remakeParameterViewsForBackward(func::FuncOp func) {
-  Block &body = func.getBody().front();
-  auto isParameter = [&](Value value) {
-    auto arg = dyn_cast<BlockArgument>(value);
-    return arg && arg.getOwner() == &body &&
-           func.getArgAttr(arg.getArgNumber(), DpcDialect::kParamAttrName);
-  };
-  llvm::SetVector<Operation *> views;
-  for (Operation &op : body)
-    if (hasPhase(&op, Phase::forward) && op.getNumRegions() == 0 &&
-        isMemoryEffectFree(&op) && op.getNumOperands() > 0 &&
-        llvm::all_of(op.getOperands(), [&](Value operand) {
-          return isParameter(operand) ||
-                 (operand.getDefiningOp() &&
-                  views.contains(operand.getDefiningOp()));
-        }))
-      views.insert(&op);
+static void remakeParameterViewsForBackward(const TrainingGraph &graph) {
+  Block &body = graph.getFunction().getBody().front();
+  SmallVector<Operation *> views;
+  for (Operation *op : graph.getForwardOps())
+    if (graph.isParameterView(op))
+      views.push_back(op);
   // The views the backward pass reads, and the views they are made from.
   llvm::DenseSet<Operation *> needed;
   for (Operation *view : llvm::reverse(views))
@@ -624,8 +613,9 @@ static void remakeParameterViewsForBackward(func::FuncOp func) {
     if (!needed.contains(view))
       continue;
     Operation *copy = builder.clone(*view, remade);
-    copy->setAttr(DpcDialect::kPhaseAttrName,
-                  PhaseAttr::get(func.getContext(), Phase::backward));
+    copy->setAttr(
+        DpcDialect::kPhaseAttrName,
+        PhaseAttr::get(graph.getFunction().getContext(), Phase::backward));
     for (auto [result, again] :
          llvm::zip_equal(view->getResults(), copy->getResults()))
       result.replaceUsesWithIf(again, [&](OpOperand &use) {
@@ -651,7 +641,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     });
   bool accumulatePending = calls > 1 && plan.zeroStage <= 1;
   if (plan.zeroStage >= 3)
-    remakeParameterViewsForBackward(forwardBackward);
+    remakeParameterViewsForBackward(graph);
   Completion backward(plan, cluster);
   backward.setKeepPendingSums(accumulatePending);
   backward.setReturnAsWanted(!accumulatePending);

@@ -6,6 +6,8 @@
 #include "dpc/Interfaces/CostOpInterface.h"
 #include "dpc/Interfaces/ShardableOpInterface.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -19,26 +21,6 @@ static bool hasArgAttr(Value value, StringRef name) {
 
 bool TrainingGraph::isParameter(Value value) const {
   return hasArgAttr(value, DpcDialect::kParamAttrName);
-}
-
-bool TrainingGraph::isReadByBackward(Value value) const {
-  if (isStoredForBackward(value))
-    return true;
-  for (Operation *user : value.getUsers()) {
-    if (!isForward(user)) {
-      if (!user->hasTrait<OpTrait::IsTerminator>())
-        return true;
-      continue;
-    }
-    bool view = llvm::all_of(user->getOperands(), [&](Value operand) {
-      return isParameter(operand) || operand == value;
-    });
-    if (view && llvm::any_of(user->getResults(), [&](Value result) {
-          return isReadByBackward(result);
-        }))
-      return true;
-  }
-  return false;
 }
 
 bool TrainingGraph::isInput(Value value) const {
@@ -102,6 +84,40 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
       if (Operation *def = operand.getDefiningOp())
         if (graph.forwardSet.contains(def))
           graph.stored.insert(operand);
+
+  // Forward ops on parameters alone (a weight's transpose, its cast), with
+  // the parameters each is made from; the parameters the backward pass
+  // reads, themselves or through such ops.
+  llvm::DenseMap<Operation *, SmallVector<Value, 2>> viewSources;
+  for (Operation *op : graph.forwardOps) {
+    if (op->getNumOperands() == 0 || op->getNumRegions() != 0 ||
+        !isMemoryEffectFree(op))
+      continue;
+    SmallVector<Value, 2> sources;
+    bool view = llvm::all_of(op->getOperands(), [&](Value operand) {
+      if (graph.isParameter(operand)) {
+        sources.push_back(operand);
+        return true;
+      }
+      auto it = viewSources.find(operand.getDefiningOp());
+      if (it == viewSources.end())
+        return false;
+      sources.append(it->second);
+      return true;
+    });
+    if (view)
+      viewSources[op] = std::move(sources);
+  }
+  for (Operation *op : graph.backwardOps)
+    for (Value operand : op->getOperands()) {
+      if (graph.isParameter(operand))
+        graph.readByBackward.insert(operand);
+      else if (auto it = viewSources.find(operand.getDefiningOp());
+               it != viewSources.end())
+        graph.readByBackward.insert(it->second.begin(), it->second.end());
+    }
+  for (auto &entry : viewSources)
+    graph.parameterViews.insert(entry.first);
 
   // Stored is what the backward pass reads: -dpc-recompute-pointwise has
   // already made the backward pass rebuild what it cheaply can.

@@ -39,10 +39,17 @@ public:
   bool isForward(Operation *op) const { return forwardSet.contains(op); }
   bool isStoredForBackward(Value value) const { return stored.contains(value); }
   bool isParameter(Value value) const;
+  /// Whether `op` is a forward op on parameters alone (a weight's
+  /// transpose, its cast, or such an op on one), pure.
+  bool isParameterView(Operation *op) const {
+    return parameterViews.contains(op);
+  }
   /// Whether the backward pass reads `value` (a parameter), itself or
-  /// through a forward op on parameters alone (its transpose, its cast):
-  /// ZeRO-3 gathers such a parameter again for the backward pass.
-  bool isReadByBackward(Value value) const;
+  /// through a parameter view: ZeRO-3 gathers such a parameter again for
+  /// the backward pass.
+  bool isReadByBackward(Value value) const {
+    return readByBackward.contains(value);
+  }
   /// Whether the backward pass runs forward op `op` again (a fused
   /// attention's scores).
   bool isRerunInBackward(Operation *op) const {
@@ -99,6 +106,8 @@ private:
   SmallVector<Operation *> forwardOps, backwardOps;
   llvm::DenseSet<Operation *> forwardSet;
   llvm::DenseSet<Value> stored;
+  llvm::DenseSet<Operation *> parameterViews;
+  llvm::DenseSet<Value> readByBackward;
   std::shared_ptr<FusedTraffic> fusedTraffic;
   llvm::DenseMap<Value, int64_t> batchDims;
   llvm::DenseMap<Operation *, int64_t> batchFactors;
