@@ -41,11 +41,13 @@ struct OverlapCollectivesPass
     // A gather of an argument (a ZeRO-3 parameter) started as soon as it
     // could be would hold every whole parameter from the block's start: it
     // starts one gather ahead instead, when the previous one's first reader
-    // runs, as ZeRO-3's prefetch does, and not before its pass begins.
+    // runs, as ZeRO-3's prefetch does, and not before its pass begins (its
+    // first computing op: a constant of the pass may be made earlier).
     DenseMap<Attribute, Operation *> passBegins;
     for (Operation &op : block)
       if (Attribute phase = op.getAttr(DpcDialect::kPhaseAttrName);
-          phase && !isCommunicating(&op))
+          phase && !isCommunicating(&op) &&
+          !op.hasTrait<::mlir::OpTrait::ConstantLike>())
         passBegins.try_emplace(phase, &op);
     SmallVector<std::pair<Operation *, Operation *>> parameterGathers;
     for (Operation *op : collectives)

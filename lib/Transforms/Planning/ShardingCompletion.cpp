@@ -119,6 +119,16 @@ private:
   bool isConstantLike(Value value) const {
     return isConstant(value) || constantLike.contains(value);
   }
+  /// `sharding` without the axes of one device, which split nothing.
+  TensorSharding onMesh(TensorSharding sharding) const {
+    for (StageAxis axis : {kDataAxis, kTensorAxis})
+      if (mesh.getAxisSize(axis) == 1) {
+        for (unsigned &axes : sharding.dims)
+          axes &= ~unsigned(axis);
+        sharding.clearPartial(axis);
+      }
+    return sharding;
+  }
   /// Records that `stage` holds `value`.
   void addStage(Value value, int64_t stage) {
     SmallVector<int64_t, 2> &held = stages[value];
@@ -226,10 +236,15 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   for (auto [operand, wanted] :
        llvm::zip_equal(op->getOperands(), choice.operands)) {
     const TensorSharding *have = lookup(operand);
-    if (!have || isConstantLike(operand))
+    if (!have)
       continue;
-    if (!(*have == wanted))
+    // A constant is sliced for free, but counts as taken otherwise than it
+    // lies: splitting an op only because a constant can be split makes a
+    // split value that must be gathered later.
+    if (!(onMesh(*have) == onMesh(wanted)))
       ++mismatches;
+    if (isConstantLike(operand))
+      continue;
     double bytes = getSizeInBytes(operand.getType());
     reshardTime += getReshardingTime(bytes, *have, wanted, mesh);
     // A sum reduce-scattered now is gathered later, where the value must
@@ -257,7 +272,8 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   for (auto [result, sharding] :
        llvm::zip_equal(op->getResults(), choice.results))
     if (auto it = wanted.find(result);
-        it != wanted.end() && !isReducedInto(sharding, it->second))
+        it != wanted.end() &&
+        !isReducedInto(onMesh(sharding), onMesh(it->second)))
       ++choice.wrongResults;
   choice.computeTime = getOpComputeEstimate(op, cluster, double(shards)).time;
 }
@@ -334,13 +350,14 @@ void Completion::choose(Operation *op) {
     bool wholeOverTensor = isWholeOver(kTensorAxis);
     for (int64_t dataFactor = -1; dataFactor < rule.getNumFactors();
          ++dataFactor) {
-      if (dataFactor >= 0 && (wholeOverData || !splittable(dataFactor, d)))
+      if (dataFactor >= 0 &&
+          (d == 1 || wholeOverData || !splittable(dataFactor, d)))
         continue;
       for (int64_t tensorFactor = -1; tensorFactor < rule.getNumFactors();
            ++tensorFactor) {
         // One factor may take both axes (the batch over dp+tp).
         if (tensorFactor >= 0 &&
-            (wholeOverTensor ||
+            (t == 1 || wholeOverTensor ||
              !splittable(tensorFactor, tensorFactor == dataFactor ? d * t : t)))
           continue;
         Choice candidate;
@@ -460,6 +477,9 @@ void Completion::complete(func::FuncOp func) {
   // (a bias gradient's reduction) runs on the stage before, with the
   // layer it belongs to.
   llvm::DenseMap<Value, SmallVector<int64_t, 2>> sentTo;
+  // Where each value is made (and, for a forward value, read forward),
+  // before the stages its backward readers run on are added.
+  llvm::DenseMap<Value, SmallVector<int64_t, 2>> made = stages;
   for (Operation *op : ops)
     if (std::optional<int64_t> stage = opStages.lookup(op))
       for (Value operand : op->getOperands())
@@ -470,8 +490,35 @@ void Completion::complete(func::FuncOp func) {
   // Ops that only feed gradients of parameters on one stage (a weight
   // gradient's contraction, a bias gradient's reduction, their casts) run
   // on that stage, where the parameter and its optimizer state live; their
-  // operands are sent there.
+  // operands are sent there, unless that sends more than their results (the
+  // input gradient of the next stage's first matmul, made from its weight
+  // and output gradient, feeding an embedding table's gradient here).
   llvm::DenseMap<Operation *, int64_t> pinned;
+  auto isHeldBy = [&](Value operand, int64_t stage, Operation *reader) {
+    if (llvm::is_contained(made.lookup(operand), stage))
+      return true;
+    return llvm::any_of(operand.getUsers(), [&](Operation *user) {
+      if (user == reader)
+        return false;
+      if (auto it = pinned.find(user); it != pinned.end())
+        return it->second == stage;
+      return opStages.lookup(user) == std::optional(stage);
+    });
+  };
+  auto isWorthPinning = [&](Operation *op, int64_t stage) {
+    // Unpinned, it runs on a later stage, whose backward pass runs first:
+    // sending to an earlier stage follows the gradients' way.
+    std::optional<int64_t> elsewhere = opStages.lookup(op);
+    if (!elsewhere || *elsewhere <= stage)
+      return true;
+    double operandBytes = 0.0, resultBytes = 0.0;
+    for (Value operand : op->getOperands())
+      if (!isConstantLike(operand) && !isHeldBy(operand, stage, op))
+        operandBytes += getSizeInBytes(operand.getType());
+    for (Value result : op->getResults())
+      resultBytes += getSizeInBytes(result.getType());
+    return operandBytes <= resultBytes;
+  };
   for (Operation *op : llvm::reverse(ops)) {
     std::optional<int64_t> only;
     bool consistent = true;
@@ -494,7 +541,7 @@ void Completion::complete(func::FuncOp func) {
                                      : std::optional(it->second));
         }
       }
-    if (consistent && only)
+    if (consistent && only && isWorthPinning(op, *only))
       pinned[op] = *only;
   }
   for (Operation *op : ops) {

@@ -68,3 +68,22 @@ func.func @forward(%w: tensor<1x1x2x2xf32> {dpc.param = "w"}) -> (tensor<f32> {d
   %1 = dpc.reduce_sum %0 [0, 1, 2, 3] : tensor<1x1x2x2xf32> -> tensor<f32>
   return %1 : tensor<f32>
 }
+
+// -----
+
+// ReLU's mask is read off its result (positive exactly where its input
+// is): the next op keeps the result for its own gradient anyway, and the
+// input need not be kept at all.
+// CHECK-LABEL: func.func @forward_backward
+// CHECK:       %[[H:.*]] = dpc.matmul
+// CHECK:       %[[R:.*]] = dpc.relu %[[H]] {dpc.phase = #dpc.phase<forward>}
+// CHECK-NOT:   dpc.compare gt, %[[H]]
+// CHECK:       %[[MASK:.*]] = dpc.compare gt, %[[R]], %{{.*}} {dpc.phase = #dpc.phase<backward>}
+// CHECK:       dpc.select %[[MASK]]
+func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {dpc.param = "w"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %1 = dpc.relu %0 : tensor<4x2xf32>
+  %2 = dpc.reduce_sum %1 [0, 1] : tensor<4x2xf32> -> tensor<f32>
+  return %2 : tensor<f32>
+}

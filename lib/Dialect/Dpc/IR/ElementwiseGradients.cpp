@@ -92,9 +92,13 @@ LogicalResult SigmoidOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
 
 LogicalResult ReluOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
                                      Gradients &out) {
+  // The mask is read off the result (positive exactly where the input is):
+  // the next op stores the result for its own gradient anyway, the input
+  // need not be stored, and a pipeline stage that receives the result
+  // needs nothing more.
   GradientBuilder gb(b, getLoc());
-  Value positive =
-      gb.compare(ComparePredicate::gt, getInput(), gb.scalar(0.0, getInput()));
+  Value y = getResult();
+  Value positive = gb.compare(ComparePredicate::gt, y, gb.scalar(0.0, y));
   out[0] = gb.select(positive, grads[0], gb.scalar(0.0, grads[0]));
   return success();
 }
