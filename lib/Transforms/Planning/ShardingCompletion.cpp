@@ -206,13 +206,21 @@ TensorSharding Completion::splitOverData(TensorSharding sharding,
   if (d == 1 || sharding.getSplitDim(kDataAxis) >= 0)
     return sharding;
   ArrayRef<int64_t> shape = cast<ShapedType>(type).getShape();
-  for (auto [dim, axes] : llvm::enumerate(sharding.dims)) {
-    int64_t local = shape[dim] / (axes & kTensorAxis ? plan.tensorParallel : 1);
-    if (local % d == 0) {
-      axes |= kDataAxis;
-      return sharding;
+  // A dimension the tensor axis does not split first: the gradient, split
+  // over tp and pending over dp, is then reduce-scattered over dp within
+  // each tp block. (Both axes on one dimension put dp major, across the tp
+  // blocks: the sum would be all-reduced, gathered and sliced.)
+  for (bool alsoSplit : {false, true})
+    for (auto [dim, axes] : llvm::enumerate(sharding.dims)) {
+      if (!alsoSplit && axes)
+        continue;
+      int64_t local =
+          shape[dim] / (axes & kTensorAxis ? plan.tensorParallel : 1);
+      if (local % d == 0) {
+        axes |= kDataAxis;
+        return sharding;
+      }
     }
-  }
   return sharding;
 }
 
