@@ -271,6 +271,22 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
                      cluster.intraNode.latency;
     }
   }
+  // A result split over an axis that splits none of the operands is a
+  // slice made from whole values: left whole, each reader takes the slice
+  // it needs for free (made here, it may be the wrong one, and be moved).
+  for (StageAxis axis : {kDataAxis, kTensorAxis}) {
+    if (mesh.getAxisSize(axis) == 1 ||
+        llvm::any_of(op->getOperands(), [&](Value operand) {
+          const TensorSharding *have = lookup(operand);
+          return have &&
+                 (have->getSplitDim(axis) >= 0 || (have->partial & axis));
+        }))
+      continue;
+    if (llvm::any_of(choice.results, [&](const TensorSharding &result) {
+          return result.getSplitDim(axis) >= 0;
+        }))
+      ++mismatches;
+  }
   int64_t shards = 1;
   for (const TensorSharding &result : choice.results)
     shards = std::max(shards, result.getShards(mesh));
