@@ -27,14 +27,6 @@ using namespace mlir::dpc;
 
 namespace {
 
-/// Whether `func` is part of the plan: some argument or op is sharded.
-bool isPlanned(func::FuncOp func) {
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (func.getArgAttr(i, DpcDialect::kShardingAttrName))
-      return true;
-  return false;
-}
-
 class FunctionPartitioner {
 public:
   explicit FunctionPartitioner(func::FuncOp func) : func(func) {}
@@ -64,15 +56,9 @@ private:
 } // namespace
 
 LogicalResult FunctionPartitioner::recordLayouts() {
-  for (BlockArgument arg : func.getArguments()) {
-    auto sharding = func.getArgAttrOfType<ShardingAttr>(
-        arg.getArgNumber(), DpcDialect::kShardingAttrName);
-    if (!sharding)
-      return func.emitError("argument #")
-             << arg.getArgNumber()
-             << " has no sharding: plan the step before partitioning it";
-    layouts[arg] = sharding;
-  }
+  // isPlanned(func) holds: every argument has its sharding.
+  for (BlockArgument arg : func.getArguments())
+    layouts[arg] = getSharding(arg);
   WalkResult walk = func.walk([&](Operation *op) {
     for (OpResult result : op->getResults()) {
       ShardingAttr sharding = getSharding(result);

@@ -25,17 +25,6 @@ using namespace mlir::dpc;
 
 namespace {
 
-/// Whether `func` carries a plan: a sharding on every argument (a model's
-/// @forward with a few shardings written on it as overrides does not).
-bool isPlanned(FunctionOpInterface func) {
-  if (func.getNumArguments() == 0)
-    return false;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    if (!func.getArgAttr(i, DpcDialect::kShardingAttrName))
-      return false;
-  return true;
-}
-
 struct VerifyShardingsPass
     : public dpc::impl::VerifyShardingsBase<VerifyShardingsPass> {
   void runOnOperation() override {

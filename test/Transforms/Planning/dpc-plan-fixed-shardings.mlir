@@ -16,6 +16,9 @@
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=4 tp=1" 2>&1 | FileCheck %s --check-prefix=CONFLICT
 // With two replicas the gradients leave as partial sums over them.
 // RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=4 dp=2 tp=2" | FileCheck %s --check-prefix=DATA
+// The overrides do not make @forward a planned function: partitioning the
+// step leaves the model's own function whole.
+// RUN: dpc-opt %t.mlir --mesh=4 --dp=2 --tp=2 --pp=1 --partition | FileCheck %s --check-prefix=PARTITION
 
 // Left alone, the planner splits both weights by column on this MLP (one
 // all-gather between the matmuls). The user fixes Megatron-LM's layout
@@ -83,3 +86,10 @@ func.func @forward(%x: tensor<8x1024xf32> {dpc.input = "x"},
 // UNPLANNED: error: the module has no plan (dpc.mesh @plan and dpc.plan): run -dpc-plan first
 
 // CONFLICT: .tmp.mlir:{{[0-9]+}}:3: error: no configuration gives the shardings fixed in the IR: the sharding [tp, *] fixed on argument 3 ('down.weight') is none of its strategies at dp=4 tp=1 ([*, *])
+
+// PARTITION-LABEL: func.func @forward(
+// PARTITION-SAME: tensor<4096x1024xf32> {dpc.param = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>}
+// PARTITION: dpc.matmul {{.*}} : (tensor<8x4096xf32>, tensor<4096x1024xf32>) -> tensor<8x1024xf32>
+// PARTITION-LABEL: func.func @forward_backward(
+// PARTITION-SAME: tensor<2048x1024xf32> {dpc.param = "down.weight", dpc.sharding = #dpc.sharding<@plan, [tp, *]>}
+// PARTITION-SAME: attributes {dpc.partitioned}

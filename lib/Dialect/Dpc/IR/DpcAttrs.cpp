@@ -369,3 +369,12 @@ ShardingAttr mlir::dpc::getSharding(Value value) {
   return func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
                                              DpcDialect::kShardingAttrName);
 }
+
+bool mlir::dpc::isPlanned(FunctionOpInterface func) {
+  if (func.getNumArguments() == 0)
+    return false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (!func.getArgAttr(i, DpcDialect::kShardingAttrName))
+      return false;
+  return true;
+}

@@ -13,6 +13,7 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include "dpc/Dialect/Dpc/IR/DpcEnums.h.inc"
 
@@ -61,6 +62,11 @@ SmallVector<ShardingAttr> getResultShardings(Operation *op);
 /// The sharding of `value`: its defining op's entry, or its function
 /// argument's attribute; null when it has none.
 ShardingAttr getSharding(Value value);
+
+/// Whether `func` carries a plan: a sharding on every argument.
+/// A model's @forward with a few shardings written on it as overrides does
+/// not; passes that act on the plan leave such a function alone.
+bool isPlanned(FunctionOpInterface func);
 
 } // namespace mlir::dpc
 
