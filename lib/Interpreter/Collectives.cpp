@@ -183,8 +183,10 @@ FailureOr<Tensor> mlir::dpc::interpreter::runCollective(Operation *op,
   if (auto slice = dyn_cast<AllSliceOp>(op))
     return splitEvenly(input, slice.getDimAttr().getInt(),
                        group.size())[position];
-  std::vector<Tensor> values = {input};
-  if (group.size() > 1) {
+  std::vector<Tensor> values;
+  if (group.size() == 1) {
+    values.push_back(input);
+  } else {
     if (!rank.collectives)
       return op->emitError("needs the ranks of its group to run together "
                            "(interpretRanks)");

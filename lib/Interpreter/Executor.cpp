@@ -87,25 +87,32 @@ FailureOr<SmallVector<Tensor>> Executor::call(func::FuncOp func,
     frame.values[argument] = std::move(tensor);
 
   // Each value is freed after the op that uses it last.
-  llvm::DenseMap<Value, Operation *> lastUse;
   for (Operation &op : block)
     for (Value operand : op.getOperands())
-      lastUse[operand] = &op;
+      frame.lastUse[operand] = &op;
 
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       SmallVector<Tensor> results;
       for (Value operand : ret.getOperands())
-        results.push_back(frame.values.find(operand)->second);
+        results.push_back(frame.take(operand, ret));
       return results;
     }
     if (failed(execute(&op, frame)))
       return failure();
     for (Value operand : op.getOperands())
-      if (lastUse.lookup(operand) == &op)
+      if (frame.lastUse.lookup(operand) == &op)
         frame.values.erase(operand);
   }
   return func.emitError("the function's block does not end in func.return");
+}
+
+Tensor Executor::Frame::take(Value value, Operation *user) {
+  auto it = values.find(value);
+  if (lastUse.lookup(value) == user &&
+      llvm::count(user->getOperands(), value) == 1)
+    return std::move(it->second);
+  return it->second;
 }
 
 LogicalResult Executor::execute(Operation *op, Frame &frame) {
@@ -138,6 +145,8 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
   auto operand = [&](unsigned i) -> const Tensor & {
     return in(op->getOperand(i));
   };
+  // Operand `i` as a result: moved where `op` reads it last.
+  auto forward = [&](unsigned i) { return frame.take(op->getOperand(i), op); };
   auto resultShape = [&]() { return getShape(op->getResult(0)); };
   auto one = [](FailureOr<Tensor> tensor) -> FailureOr<Results> {
     if (failed(tensor))
@@ -211,7 +220,7 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
                  << callOp.getCallee() << "'";
         SmallVector<Tensor> arguments;
         for (Value argument : callOp.getOperands())
-          arguments.push_back(in(argument));
+          arguments.push_back(frame.take(argument, callOp));
         FailureOr<SmallVector<Tensor>> results =
             call(callee, std::move(arguments));
         if (failed(results))
@@ -314,9 +323,9 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
                                 getElementType(castOp.getResult()), precision));
       })
       // One device holds the whole value: a change of layout is nothing.
-      .Case([&](ReshardOp) { return one(operand(0)); })
+      .Case([&](ReshardOp) { return one(forward(0)); })
       // One process runs every stage.
-      .Case([&](TransferOp) { return one(operand(0)); })
+      .Case([&](TransferOp) { return one(forward(0)); })
       .Case([&](SendOp) -> FailureOr<Results> {
         if (failed(runPointToPoint(op, &operand(0), rank)))
           return failure();
@@ -324,7 +333,7 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       })
       .Case([&](RecvOp) { return one(runPointToPoint(op, nullptr, rank)); })
       // Collectives complete where they start: a wait has nothing left to do.
-      .Case([&](WaitOp) { return one(operand(0)); })
+      .Case([&](WaitOp) { return one(forward(0)); })
       .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AllSliceOp>(
           [&](Operation *) {
             return one(runCollective(op, operand(0), rank, collectivesRun++));
@@ -437,7 +446,7 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
 
       // Data movement.
       .Case([&](ReshapeOp) {
-        Tensor result = operand(0);
+        Tensor result = forward(0);
         result.setShape(resultShape());
         return one(std::move(result));
       })

@@ -48,6 +48,12 @@ private:
   /// The values of one function invocation.
   struct Frame {
     llvm::DenseMap<Value, Tensor> values;
+    /// The op that reads each value last, after which it is freed.
+    llvm::DenseMap<Value, Operation *> lastUse;
+
+    /// `value` for `user` to keep: moved out where `user` reads it last
+    /// and once (a parameter handed to a call is not copied), else copied.
+    Tensor take(Value value, Operation *user);
   };
 
   /// Checks that the interpreter can run every op of `func`'s body.

@@ -22,13 +22,13 @@ Tensor::Tensor(ElementKind kind, ArrayRef<int64_t> shape) : shape(shape) {
   size_t count = getNumElements();
   switch (kind) {
   case ElementKind::F32:
-    data = std::vector<float>(count);
+    data = Storage<float>(count);
     break;
   case ElementKind::F64:
-    data = std::vector<double>(count);
+    data = Storage<double>(count);
     break;
   case ElementKind::I64:
-    data = std::vector<int64_t>(count);
+    data = Storage<int64_t>(count);
     break;
   }
 }

@@ -14,6 +14,7 @@
 #define DPC_LIB_INTERPRETER_TENSOR_H
 
 #include "dpc/Interpreter/Interpreter.h"
+#include "dpc/Runtime/HugePageAllocator.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/ArrayRef.h"
@@ -41,6 +42,10 @@ template <typename T> constexpr ElementKind getElementKindOf() {
   }
 }
 
+/// The elements of a tensor.
+template <typename T>
+using Storage = std::vector<T, ::dpc::HugePageAllocator<T>>;
+
 /// A dense row-major tensor of one compute type.
 class Tensor {
 public:
@@ -55,10 +60,10 @@ public:
   int64_t getNumElements() const;
 
   template <typename T> MutableArrayRef<T> getData() {
-    return std::get<std::vector<T>>(data);
+    return std::get<Storage<T>>(data);
   }
   template <typename T> ArrayRef<T> getData() const {
-    return std::get<std::vector<T>>(data);
+    return std::get<Storage<T>>(data);
   }
 
   /// The same elements under another shape with as many elements.
@@ -67,8 +72,7 @@ public:
 private:
   SmallVector<int64_t> shape;
   // The alternatives are in ElementKind's order.
-  std::variant<std::vector<float>, std::vector<double>, std::vector<int64_t>>
-      data;
+  std::variant<Storage<float>, Storage<double>, Storage<int64_t>> data;
 };
 
 /// Calls `fn` with a value of the C++ type of `kind` (0.0f, 0.0 or 0), so

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace dpc;
@@ -22,6 +23,15 @@ Status dpc::readFile(const std::string &path, std::string &contents) {
   if (!file)
     return fileError(path, "cannot open");
   contents.clear();
+  // Read at once where the size is known (a model's parameters: hundreds
+  // of megabytes, copied again at each doubling otherwise); in blocks for
+  // a pipe or a file that grows meanwhile.
+  struct stat info;
+  if (::fstat(::fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
+      info.st_size > 0) {
+    contents.resize(static_cast<size_t>(info.st_size));
+    contents.resize(std::fread(contents.data(), 1, contents.size(), file));
+  }
   char buffer[1 << 16];
   size_t count;
   while ((count = std::fread(buffer, 1, sizeof(buffer), file)) > 0)

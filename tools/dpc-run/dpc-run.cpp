@@ -37,6 +37,7 @@
 
 #include <cstdio>
 #include <limits>
+#include <malloc.h>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -447,10 +448,19 @@ static LogicalResult emitNamedResults(std::vector<std::string> names,
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// The largest block glibc's malloc takes from its heap rather than from
+/// mmap (HEAP_MAX_SIZE / 2 on 64-bit): larger blocks are mapped anew.
+static constexpr int kLargestPooledBlock = 32 << 20;
+
 static LogicalResult runInterpreter() {
   if (outputDir.empty() && !printResults)
     return fail("nothing to do with the results: pass --output-dir DIR "
                 "(or --print)");
+  // Every op makes its results in new tensors, as large as a model's
+  // parameters: freed memory is kept for the next one rather than handed
+  // back to the kernel and faulted in again page by page.
+  ::mallopt(M_MMAP_THRESHOLD, kLargestPooledBlock);
+  ::mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);

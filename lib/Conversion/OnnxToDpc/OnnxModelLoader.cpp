@@ -83,9 +83,8 @@ std::string mlir::dpc::onnx_import::getOnnxTypeName(int onnxDataType) {
 /// make dpc read /etc/passwd or ../../secret. Every field is checked, and
 /// the file's size, before anything is allocated.
 static bool readExternalData(const onnx::TensorProto &proto,
-                             const std::string &modelDir,
-                             std::vector<std::byte> &out, uint64_t expected,
-                             std::string &error) {
+                             const std::string &modelDir, ::dpc::Bytes &out,
+                             uint64_t expected, std::string &error) {
   std::string location;
   uint64_t offset = 0, length = expected;
   for (const auto &entry : proto.external_data()) {

@@ -10,6 +10,8 @@
 #ifndef DPC_RUNTIME_HOSTTENSOR_H
 #define DPC_RUNTIME_HOSTTENSOR_H
 
+#include "dpc/Runtime/HugePageAllocator.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -29,11 +31,14 @@ const char *getDTypeName(DType dtype);
 /// Whether `dtype` is one of the floating-point types.
 bool isFloatDType(DType dtype);
 
+/// The bytes of a tensor; large blocks on huge pages.
+using Bytes = std::vector<std::byte, HugePageAllocator<std::byte>>;
+
 /// A dense row-major tensor.
 struct HostTensor {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::vector<std::byte> data;
+  Bytes data;
 
   HostTensor() = default;
   HostTensor(DType dtype, std::vector<int64_t> shape);
