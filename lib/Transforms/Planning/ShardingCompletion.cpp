@@ -294,11 +294,24 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   choice.mismatches = mismatches;
   choice.wrongResults = 0;
   for (auto [result, sharding] :
-       llvm::zip_equal(op->getResults(), choice.results))
-    if (auto it = wanted.find(result);
-        it != wanted.end() &&
-        !isReducedInto(onMesh(sharding), onMesh(it->second)))
+       llvm::zip_equal(op->getResults(), choice.results)) {
+    auto it = wanted.find(result);
+    if (it == wanted.end())
+      continue;
+    if (!isReducedInto(onMesh(sharding), onMesh(it->second)))
       ++choice.wrongResults;
+    // Bringing the result to its layout over tp is part of the choice,
+    // where it is done once per call: a weight gradient contracted over a
+    // batch split over tp as well is reduce-scattered over tp, where moving
+    // the (smaller) output gradient into the weight's layout first costs a
+    // fraction of that. (Over dp, every candidate leaves the sum the plan
+    // reduces in buckets; sums accumulated over micro-batches are reduced
+    // once per step.)
+    if (returnAsWanted)
+      choice.reshardTime +=
+          getReshardingTime(getSizeInBytes(result.getType()), sharding,
+                            it->second, mesh, kTensorAxis);
+  }
   choice.computeTime = getOpComputeEstimate(op, cluster, double(shards)).time;
 }
 
