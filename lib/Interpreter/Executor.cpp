@@ -145,8 +145,8 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
   auto operand = [&](unsigned i) -> const Tensor & {
     return in(op->getOperand(i));
   };
-  // Operand `i` as a result: moved where `op` reads it last.
-  auto forward = [&](unsigned i) { return frame.take(op->getOperand(i), op); };
+  // Operand `i` passed on as a result: moved where `op` reads it last.
+  auto passOn = [&](unsigned i) { return frame.take(op->getOperand(i), op); };
   auto resultShape = [&]() { return getShape(op->getResult(0)); };
   auto one = [](FailureOr<Tensor> tensor) -> FailureOr<Results> {
     if (failed(tensor))
@@ -323,9 +323,9 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
                                 getElementType(castOp.getResult()), precision));
       })
       // One device holds the whole value: a change of layout is nothing.
-      .Case([&](ReshardOp) { return one(forward(0)); })
+      .Case([&](ReshardOp) { return one(passOn(0)); })
       // One process runs every stage.
-      .Case([&](TransferOp) { return one(forward(0)); })
+      .Case([&](TransferOp) { return one(passOn(0)); })
       .Case([&](SendOp) -> FailureOr<Results> {
         if (failed(runPointToPoint(op, &operand(0), rank)))
           return failure();
@@ -333,7 +333,7 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
       })
       .Case([&](RecvOp) { return one(runPointToPoint(op, nullptr, rank)); })
       // Collectives complete where they start: a wait has nothing left to do.
-      .Case([&](WaitOp) { return one(forward(0)); })
+      .Case([&](WaitOp) { return one(passOn(0)); })
       .Case<AllReduceOp, ReduceScatterOp, AllGatherOp, AllToAllOp, AllSliceOp>(
           [&](Operation *) {
             return one(runCollective(op, operand(0), rank, collectivesRun++));
@@ -446,7 +446,7 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
 
       // Data movement.
       .Case([&](ReshapeOp) {
-        Tensor result = forward(0);
+        Tensor result = passOn(0);
         result.setShape(resultShape());
         return one(std::move(result));
       })
