@@ -508,6 +508,31 @@ def test_the_memory_check_predicts_what_the_ranks_hold(steps, exported, tmp_path
     assert needed == pytest.approx(measured, abs=1e-3), (needed, measured)
 
 
+def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
+    """Every parameter and optimizer state the step updates is written over
+    its argument: a rank holds its arguments, its arena and the step's
+    outputs, and no second copy of its model state."""
+    inputs, *_ = reference(steps, exported, "gpt")
+    init, data = write_inputs(steps["gpt"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    manifest = compile_artifact(steps["gpt"], LAYOUTS["dp-tp-zero1"], artifact)
+    (program,) = manifest["programs"]
+    keys = [(a["role"], a["name"]) for a in manifest["arguments"]]
+    updated = [r for r in program["results"] if r["role"] in ("param", "opt_state")]
+    assert updated and all(keys[r["updates"]] == (r["role"], r["name"]) for r in updated)
+
+    def local_bytes(tensor):
+        return np.dtype(tensor["dtype"]).itemsize * int(np.prod(tensor["local_shape"]))
+
+    outputs = [r for r in program["results"] if "updates" not in r]
+    assert {r["role"] for r in outputs} == {"output"}
+    held = (sum(map(local_bytes, manifest["arguments"])) + program["arena_bytes"] +
+            sum(map(local_bytes, outputs)))
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert report["tensor_memory_bytes"] == [held] * 4
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda m: m.update(world_size=10**9), "world_size is missing or out of [1, 65536]"),
     (lambda m: m.update(abi=999), "it was built for another dpc-run (ABI 999"),
@@ -515,6 +540,10 @@ def test_the_memory_check_predicts_what_the_ranks_hold(steps, exported, tmp_path
      "tensor 'net.0.weight' has a block outside its shape"),
     (lambda m: m["arguments"][0].pop("dtype"), "a tensor lacks role, name or dtype"),
     (lambda m: m.pop("programs"), "it lists no arguments or no programs"),
+    (lambda m: m["programs"][0]["results"][0].update(updates=1),
+     "result 'net.0.weight' updates no matching argument"),
+    (lambda m: m["programs"][0]["results"][1].update(updates=10**6),
+     "result 'net.0.bias' updates no matching argument"),
 ])
 def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     """A manifest edited by hand or cut short is refused before any rank

@@ -181,6 +181,24 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
                                       manifest.worldSize, spec);
           status.isError())
         return status;
+      if (std::optional<int64_t> updates =
+              result.getAsObject()->getInteger("updates")) {
+        // Written over an argument: one of the same key and size, which no
+        // other result of the program is written over.
+        const TensorSpec *argument =
+            *updates >= 0 && *updates < int64_t(manifest.arguments.size())
+                ? &manifest.arguments[*updates]
+                : nullptr;
+        bool claimed = llvm::any_of(program.results, [&](const TensorSpec &r) {
+          return r.updates == *updates;
+        });
+        if (!argument || argument->key() != spec.key() ||
+            argument->dtype != spec.dtype ||
+            argument->localShape != spec.localShape || claimed)
+          return parseError(file, "result '" + spec.name +
+                                      "' updates no matching argument");
+        spec.updates = int(*updates);
+      }
       program.results.push_back(std::move(spec));
     }
     manifest.programs.push_back(std::move(program));
@@ -209,7 +227,8 @@ double artifact::getTensorBytes(const Manifest &manifest, int rank) {
         program.ranks.end()) {
       total += double(program.arenaBytes);
       for (const TensorSpec &spec : program.results)
-        total += bytesOf(spec);
+        if (spec.updates < 0)
+          total += bytesOf(spec);
     }
   return total;
 }

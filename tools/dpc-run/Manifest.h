@@ -41,6 +41,10 @@ struct TensorSpec {
 
   /// For integer inputs: synthetic values are drawn from [0, bound).
   int64_t bound = 2;
+  /// For a program's result: the argument (an index into the manifest's
+  /// arguments) whose buffer it is written into, or -1 for a buffer of its
+  /// own.
+  int updates = -1;
 
   std::string key() const { return role + ":" + name; }
 };

@@ -237,8 +237,9 @@ Status RankRunner::uploadArguments() {
   };
   for (const std::vector<std::byte> &block : arguments)
     deviceArguments.push_back(allocate(block.size()));
-  for (const std::vector<std::byte> &block : results)
-    deviceResults.push_back(allocate(block.size()));
+  for (auto [block, spec] : llvm::zip_equal(results, program->results))
+    deviceResults.push_back(spec.updates < 0 ? allocate(block.size())
+                                             : deviceArguments[spec.updates]);
   if (llvm::is_contained(deviceArguments, nullptr) ||
       llvm::is_contained(deviceResults, nullptr))
     return Status::error("rank " + std::to_string(rank) +
@@ -310,11 +311,12 @@ Status RankRunner::initializeArguments() {
     }
     arguments.push_back(std::move(block));
   }
+  // A result written over the argument it updates has no buffer here.
   for (const TensorSpec &spec : program->results) {
     size_t bytes = getDTypeSize(spec.dtype);
     for (int64_t size : spec.localShape)
       bytes *= size;
-    results.emplace_back(bytes);
+    results.emplace_back(spec.updates < 0 ? bytes : 0);
   }
   if (device)
     return uploadArguments();
@@ -353,8 +355,9 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
   std::vector<void *> argPointers, resultPointers;
   for (std::vector<std::byte> &block : arguments)
     argPointers.push_back(block.data());
-  for (std::vector<std::byte> &block : results)
-    resultPointers.push_back(block.data());
+  for (auto [block, spec] : llvm::zip_equal(results, program->results))
+    resultPointers.push_back(spec.updates < 0 ? block.data()
+                                              : arguments[spec.updates].data());
   if (device) {
     argPointers = deviceArguments;
     resultPointers = deviceResults;
@@ -382,7 +385,8 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
         spec.dtype == DType::F32)
       gradNorm = *reinterpret_cast<const float *>(results[index].data());
 
-  // The updated values are the next step's arguments.
+  // The updated values are the next step's arguments (most were written
+  // over them).
   hasLoss = false;
   for (auto [index, spec] : llvm::enumerate(program->results)) {
     if (spec.role == "output" && spec.name == "loss") {
@@ -399,6 +403,8 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
                                    "first op that made a NaN or Inf"));
       continue;
     }
+    if (spec.updates >= 0)
+      continue;
     for (auto [argIndex, argSpec] : llvm::enumerate(manifest.arguments))
       if (argSpec.key() == spec.key() &&
           arguments[argIndex].size() == results[index].size()) {

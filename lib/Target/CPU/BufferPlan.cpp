@@ -13,7 +13,6 @@
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 
 using namespace mlir;
@@ -53,10 +52,26 @@ bool mlir::dpc::isContiguousSlice(Operation *op) {
   return in.drop_front() == out.drop_front();
 }
 
-/// Whether `op`'s result re-labels its operand's elements without moving
-/// them.
-static bool isAliasing(Operation *op) {
+bool mlir::dpc::isView(Operation *op) {
   return isa<ReshapeOp, WaitOp>(op) || isContiguousSlice(op);
+}
+
+ProgramOrder::ProgramOrder(func::FuncOp func,
+                           std::function<bool(Operation *)> isFused)
+    : isFused(std::move(isFused)) {
+  for (Operation &op : func.getBody().front())
+    positions[&op] = positions.size();
+}
+
+int64_t ProgramOrder::getReadPosition(Operation *user) const {
+  int64_t at = getPosition(user);
+  if (isFused(user))
+    for (Operation *next : user->getResult(0).getUsers())
+      at = std::max(at, getReadPosition(next));
+  if (user->hasAttr("async"))
+    for (Operation *wait : user->getResult(0).getUsers())
+      at = std::max(at, getPosition(wait));
+  return at;
 }
 
 namespace {
@@ -71,47 +86,29 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
                                   llvm::function_ref<bool(Value)> isExternal) {
   BufferPlan plan;
   Block &block = func.getBody().front();
-  DenseMap<Operation *, int64_t> position;
-  for (Operation &op : block)
-    position[&op] = position.size();
-
-  // A fused op reads where the ops it is computed in run.
-  std::function<int64_t(Operation *)> readPosition = [&](Operation *user) {
-    int64_t at = position.lookup(user);
-    if (isFused(user))
-      for (Operation *next : user->getResult(0).getUsers())
-        at = std::max(at, readPosition(next));
-    return at;
-  };
+  ProgramOrder order(func, isFused);
 
   for (Operation &op : block)
-    if (isAliasing(&op))
+    if (isView(&op))
       plan.aliases[op.getResult(0)] = op.getOperand(0);
 
   DenseMap<Value, Interval> intervals;
   for (Operation &op : block) {
-    if (isFused(&op) || isAliasing(&op) || isa<ConstantOp>(op))
+    if (isFused(&op) || isView(&op) || isa<ConstantOp>(op))
       continue;
+    int64_t at = order.getPosition(&op);
     for (Value result : op.getResults())
       if (isa<RankedTensorType>(result.getType()) && !isExternal(result))
-        intervals[result] = {result, position[&op], position[&op],
-                             getStorageBytes(result)};
+        intervals[result] = {result, at, at, getStorageBytes(result)};
   }
   auto extend = [&](Value value, int64_t until) {
     auto it = intervals.find(plan.getStorage(value));
     if (it != intervals.end())
       it->second.end = std::max(it->second.end, until);
   };
-  for (Operation &op : block) {
-    for (Value operand : op.getOperands()) {
-      int64_t at = readPosition(&op);
-      // An asynchronous collective reads its operand until its wait.
-      if (op.hasAttr("async"))
-        for (Operation *user : op.getResult(0).getUsers())
-          at = std::max(at, position.lookup(user));
-      extend(operand, at);
-    }
-  }
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      extend(operand, order.getReadPosition(&op));
 
   std::vector<Interval> ordered;
   for (auto &entry : intervals)

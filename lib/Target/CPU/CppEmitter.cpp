@@ -20,6 +20,7 @@
 
 #include "dpc/Target/CPU/BufferPlan.h"
 #include "dpc/Target/CPU/Fusion.h"
+#include "dpc/Target/CPU/InPlaceUpdates.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -211,6 +212,10 @@ private:
   llvm::DenseMap<Value, std::string> scalarConstants;
   /// The results written straight into the caller's buffers, by index.
   llvm::DenseMap<Value, unsigned> resultSlots;
+  /// For each result, the argument whose buffer the caller passes for it.
+  SmallVector<std::optional<unsigned>> updatedArguments;
+  /// The results written straight over an argument they read.
+  llvm::DenseMap<Value, BlockArgument> writtenInPlace;
   /// The ticket variable of each collective started.
   llvm::DenseMap<Value, std::string> tickets;
   unsigned nextName = 0, nextTicket = 0;
@@ -432,12 +437,20 @@ LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
 
   os << "  {\n";
   // Outputs never share storage with inputs (the buffer plan's lifetimes
-  // are closed intervals): saying so lets the compiler vectorize.
+  // are closed intervals): saying so lets the compiler vectorize. A result
+  // written over the argument it updates reads each element before it
+  // writes it, and says nothing of the two.
+  BlockArgument overwritten = writtenInPlace.lookup(result);
+  auto restrict = [&](Value value) {
+    return overwritten && plan.getStorage(value) == overwritten
+               ? " *"
+               : " *__restrict ";
+  };
   os << "    " << getStorageCType(getElementType(result))
-     << " *__restrict out = " << name(result) << ";\n";
+     << restrict(overwritten) << "out = " << name(result) << ";\n";
   for (auto [index, leaf] : llvm::enumerate(leaves))
     os << "    const " << getStorageCType(getElementType(leaf))
-       << " *__restrict in" << index << " = " << name(leaf) << ";\n";
+       << restrict(leaf) << "in" << index << " = " << name(leaf) << ";\n";
   auto [checksDivisor, checksCast] = getIntegerChecks(chain);
   if (checksDivisor)
     os << "    bool dpc_divisor_zero = false;\n";
@@ -1075,6 +1088,22 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
         !isa<ConstantOp, ReshapeOp, WaitOp>(def) && !isContiguousSlice(def))
       resultSlots[value] = index;
   }
+  // An updated parameter or state is written over its argument where that
+  // is safe, else made in the arena and copied over it at the end.
+  updatedArguments = getUpdatedArguments(func);
+  ProgramOrder order(func, [&](Operation *op) { return isFused(op); });
+  for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
+    std::optional<unsigned> updated = updatedArguments[index];
+    if (!updated || !resultSlots.count(value))
+      continue;
+    BlockArgument argument = func.getArgument(*updated);
+    if (canWriteInPlace(value, argument, order,
+                        [&](Operation *op) { return isFused(op); }))
+      writtenInPlace[value] = argument;
+    else
+      resultSlots.erase(value);
+  }
+  info.updatedArguments = updatedArguments;
   plan = planBuffers(
       func, [&](Operation *op) { return isFused(op); },
       [&](Value value) { return resultSlots.count(value) != 0; });
@@ -1093,6 +1122,10 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
           "  if (!ctx)\n    return 1;\n"
           "  dpc::cuda::FaultRecord *faults = ctx->faults;\n"
           "  (void)faults;\n";
+  for (auto [index, updated] : llvm::enumerate(updatedArguments))
+    if (updated)
+      os << "  // results[" << index << "] is args[" << *updated
+         << "]: the update is written over its argument.\n";
   for (BlockArgument argument : block.getArguments()) {
     if (!isa<RankedTensorType>(argument.getType()))
       return func.emitError("argument #")
@@ -1103,11 +1136,16 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   }
   for (Operation &op : block) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
-      for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+      for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+        std::optional<unsigned> updated = updatedArguments[i];
+        // An argument returned as its own update is already there.
+        if (updated && plan.getStorage(value) == func.getArgument(*updated))
+          continue;
         if (resultSlots.lookup(value) != i || !resultSlots.count(value))
           os << "  " << (isCuda() ? "dpc::cuda::copy(ctx, " : "std::memcpy(")
              << "results[" << i << "], " << name(value) << ", "
              << getStorageBytes(value) << ");\n";
+      }
       continue;
     }
     for (Type type : op.getResultTypes())

@@ -388,10 +388,15 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
         ranks.push_back(device);
     }
     json::Array results;
-    for (unsigned i = 0; i < program.getNumResults(); ++i)
-      results.push_back(describeValue(program.getResultAttrDict(i),
-                                      program.getResultTypes()[i], mesh,
-                                      worldSize));
+    for (unsigned i = 0; i < program.getNumResults(); ++i) {
+      json::Object entry =
+          describeValue(program.getResultAttrDict(i),
+                        program.getResultTypes()[i], mesh, worldSize);
+      // The argument whose buffer dpc-run passes for this result.
+      if (std::optional<unsigned> updated = info.updatedArguments[i])
+        entry["updates"] = int64_t(*updated);
+      results.push_back(std::move(entry));
+    }
     programEntries.push_back(
         json::Object{{"symbol", symbol},
                      {"function", program.getSymName()},

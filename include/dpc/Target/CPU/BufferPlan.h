@@ -21,6 +21,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <functional>
+
 namespace mlir::dpc {
 
 /// The storage of a value on the target: its size in bytes.
@@ -47,6 +49,26 @@ struct BufferPlan {
 /// operand's elements (only the first dimension cut, unit strides): it is
 /// then a view, at an element offset, not a copy.
 bool isContiguousSlice(Operation *op);
+
+/// Whether `op`'s result re-labels its operand's elements without moving
+/// them (reshape, wait, a contiguous slice): it is stored in its operand.
+bool isView(Operation *op);
+
+/// The ops of a single-block function in order, and where each reads its
+/// operands: an op computed inside its users (fused) reads where they run,
+/// and an asynchronous collective reads its operand until its wait.
+class ProgramOrder {
+public:
+  ProgramOrder(func::FuncOp func, std::function<bool(Operation *)> isFused);
+
+  int64_t getPosition(Operation *op) const { return positions.lookup(op); }
+  /// The last position at which `user` reads its operands.
+  int64_t getReadPosition(Operation *user) const;
+
+private:
+  llvm::DenseMap<Operation *, int64_t> positions;
+  std::function<bool(Operation *)> isFused;
+};
 
 /// Plans the single-block function `func`; `isFused(op)` says whether an
 /// op is computed inside its users (an elementwise op in its user's loop, a

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct EmittedProgram {
   int64_t liveBytes = 0;
   /// Ops generated as loops, of which fused into a consumer's loop.
   int64_t loops = 0, fusedOps = 0;
+  /// For each result, the argument whose buffer the caller passes for it
+  /// (getUpdatedArguments).
+  SmallVector<std::optional<unsigned>> updatedArguments;
 };
 
 /// The includes and helpers every emitted file starts with.

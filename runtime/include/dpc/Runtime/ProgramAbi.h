@@ -19,7 +19,7 @@ extern "C" {
 
 /// The version of this boundary; a library built against another is
 /// refused.
-#define DPC_PROGRAM_ABI_VERSION 3
+#define DPC_PROGRAM_ABI_VERSION 4
 
 /// One collective, in the terms of dpc::CollectiveRequest
 /// (MeshCommunicator.h); the enums have its enumerators' values.
@@ -59,7 +59,9 @@ typedef struct DpcHost {
 
 /// One step of a program: `args` and `results` point to the dense local
 /// tensors the manifest lists, `arena` to its "arena_bytes" bytes (64-byte
-/// aligned). Returns 0, or non-zero after host->fail.
+/// aligned); a result whose manifest entry "updates" an argument is given
+/// that argument's buffer, and the program writes it there. Returns 0, or
+/// non-zero after host->fail.
 typedef int32_t (*DpcProgramFn)(DpcHost *host, void *const *args,
                                 void *const *results, char *arena);
 
