@@ -74,6 +74,72 @@ int64_t ProgramOrder::getReadPosition(Operation *user) const {
   return at;
 }
 
+/// Whether `allReduce` may reduce its operand where it lies: the operand
+/// has storage of its own in the arena, and nothing else reads that storage
+/// once the collective starts (the host and NCCL reduce in place).
+static bool canReduceInPlace(AllReduceOp allReduce, const BufferPlan &plan,
+                             const ProgramOrder &order,
+                             llvm::function_ref<bool(Operation *)> isFused,
+                             llvm::function_ref<bool(Value)> isExternal) {
+  Value storage = plan.getStorage(allReduce.getInput());
+  Operation *def = storage.getDefiningOp();
+  if (!def || isFused(def) || isa<ConstantOp>(def) || isExternal(storage))
+    return false;
+  int64_t starts = order.getPosition(allReduce);
+  for (Operation &op : *allReduce->getBlock()) {
+    if (&op == allReduce.getOperation())
+      continue;
+    for (Value operand : op.getOperands())
+      if (plan.getStorage(operand) == storage &&
+          order.getReadPosition(&op) >= starts)
+        return false;
+  }
+  return true;
+}
+
+/// Whether `value` is made by an op into storage of its own in the arena.
+static bool hasOwnStorage(Value value, const BufferPlan &plan,
+                          llvm::function_ref<bool(Operation *)> isFused,
+                          llvm::function_ref<bool(Value)> isExternal) {
+  Operation *def = value.getDefiningOp();
+  return def && !isFused(def) && !isa<ConstantOp>(def) && !isView(def) &&
+         !isExternal(value) && !plan.aliases.count(value) &&
+         !plan.placements.count(value);
+}
+
+/// Places the operands that only `concat` reads inside its storage, when
+/// each operand is one contiguous run of it (every dimension before the
+/// axis is 1).
+static void placeConcatOperands(ConcatOp concat, int64_t alignment,
+                                BufferPlan &plan,
+                                llvm::function_ref<bool(Operation *)> isFused,
+                                llvm::function_ref<bool(Value)> isExternal) {
+  Value result = concat.getResult();
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(result.getType()).getShape();
+  if (!hasOwnStorage(result, plan, isFused, isExternal) ||
+      llvm::any_of(shape.take_front(concat.getAxis()),
+                   [](int64_t size) { return size != 1; }))
+    return;
+  auto holdsOthers = [&](Value value) {
+    return llvm::any_of(plan.placements, [&](const auto &placement) {
+      return placement.second.first == value;
+    });
+  };
+  int64_t offset = 0;
+  for (Value input : concat.getInputs()) {
+    // Through reshapes (a gradient flattened for its bucket) that nothing
+    // else reads.
+    Value made = input;
+    while (made.hasOneUse() && made.getDefiningOp<ReshapeOp>() &&
+           made.getDefiningOp()->getOperand(0).hasOneUse())
+      made = made.getDefiningOp()->getOperand(0);
+    if (offset % alignment == 0 && made.hasOneUse() &&
+        hasOwnStorage(made, plan, isFused, isExternal) && !holdsOthers(made))
+      plan.placements[made] = {result, offset};
+    offset += getStorageBytes(input);
+  }
+}
+
 namespace {
 struct Interval {
   Value value;
@@ -81,25 +147,27 @@ struct Interval {
 };
 } // namespace
 
-BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
-                                  llvm::function_ref<bool(Operation *)> isFused,
-                                  llvm::function_ref<bool(Value)> isExternal) {
-  BufferPlan plan;
-  Block &block = func.getBody().front();
-  ProgramOrder order(func, isFused);
-
-  for (Operation &op : block)
-    if (isView(&op))
-      plan.aliases[op.getResult(0)] = op.getOperand(0);
-
+/// Each value's lifetime, given where values are stored.
+static DenseMap<Value, Interval>
+getIntervals(Block &block, const BufferPlan &plan, const ProgramOrder &order,
+             llvm::function_ref<bool(Operation *)> isFused,
+             llvm::function_ref<bool(Value)> isExternal) {
   DenseMap<Value, Interval> intervals;
   for (Operation &op : block) {
-    if (isFused(&op) || isView(&op) || isa<ConstantOp>(op))
+    if (isFused(&op) || isa<ConstantOp>(op) ||
+        (op.getNumResults() == 1 && plan.aliases.count(op.getResult(0))))
       continue;
     int64_t at = order.getPosition(&op);
     for (Value result : op.getResults())
-      if (isa<RankedTensorType>(result.getType()) && !isExternal(result))
+      if (isa<RankedTensorType>(result.getType()) && !isExternal(result) &&
+          !plan.placements.count(result))
         intervals[result] = {result, at, at, getStorageBytes(result)};
+  }
+  // A concatenation's storage is live from the first operand made in it.
+  for (auto &[value, placement] : plan.placements) {
+    Interval &holder = intervals[placement.first];
+    holder.start =
+        std::min(holder.start, order.getPosition(value.getDefiningOp()));
   }
   auto extend = [&](Value value, int64_t until) {
     auto it = intervals.find(plan.getStorage(value));
@@ -109,7 +177,69 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
   for (Operation &op : block)
     for (Value operand : op.getOperands())
       extend(operand, order.getReadPosition(&op));
+  return intervals;
+}
 
+static int64_t getAlignedBytes(const Interval &interval) {
+  return (interval.bytes + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// The most bytes alive at one op: starts add, ends (after the op)
+/// subtract.
+static int64_t getPeakLiveBytes(const DenseMap<Value, Interval> &intervals) {
+  std::map<int64_t, int64_t> change;
+  for (const auto &entry : intervals) {
+    change[entry.second.start] += getAlignedBytes(entry.second);
+    change[entry.second.end + 1] -= getAlignedBytes(entry.second);
+  }
+  int64_t alive = 0, peak = 0;
+  for (auto [at, delta] : change) {
+    alive += delta;
+    peak = std::max(peak, alive);
+  }
+  return peak;
+}
+
+BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
+                                  llvm::function_ref<bool(Operation *)> isFused,
+                                  llvm::function_ref<bool(Value)> isExternal,
+                                  int64_t placementAlignment) {
+  BufferPlan plan;
+  Block &block = func.getBody().front();
+  ProgramOrder order(func, isFused);
+
+  for (Operation &op : block)
+    if (isView(&op))
+      plan.aliases[op.getResult(0)] = op.getOperand(0);
+  for (Operation &op : block)
+    if (auto allReduce = dyn_cast<AllReduceOp>(op);
+        allReduce && !isExternal(allReduce.getResult()) &&
+        canReduceInPlace(allReduce, plan, order, isFused, isExternal))
+      plan.aliases[allReduce.getResult()] = allReduce.getInput();
+  // Making a concatenation's operands in its storage keeps all of it alive
+  // from the first one made (a gradient bucket from its first gradient):
+  // done only where that does not raise the peak.
+  int64_t peak =
+      getPeakLiveBytes(getIntervals(block, plan, order, isFused, isExternal));
+  for (Operation &op : block) {
+    auto concat = dyn_cast<ConcatOp>(op);
+    if (!concat)
+      continue;
+    BufferPlan placed = plan;
+    placeConcatOperands(concat, placementAlignment, placed, isFused,
+                        isExternal);
+    if (placed.placements.size() == plan.placements.size())
+      continue;
+    int64_t placedPeak = getPeakLiveBytes(
+        getIntervals(block, placed, order, isFused, isExternal));
+    if (placedPeak <= peak) {
+      plan = std::move(placed);
+      peak = placedPeak;
+    }
+  }
+
+  DenseMap<Value, Interval> intervals =
+      getIntervals(block, plan, order, isFused, isExternal);
   std::vector<Interval> ordered;
   for (auto &entry : intervals)
     ordered.push_back(entry.second);
@@ -120,7 +250,7 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
   });
   std::vector<const Interval *> placed;
   for (Interval &interval : ordered) {
-    int64_t bytes = (interval.bytes + kAlignment - 1) / kAlignment * kAlignment;
+    int64_t bytes = getAlignedBytes(interval);
     plan.unsharedBytes += bytes;
     // The buffers alive at the same time, by offset: take the first gap.
     std::vector<const Interval *> live;
@@ -132,28 +262,15 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
     });
     int64_t offset = 0;
     for (const Interval *other : live) {
-      int64_t otherBytes =
-          (other->bytes + kAlignment - 1) / kAlignment * kAlignment;
       if (offset + bytes <= other->offset)
         break;
-      offset = std::max(offset, other->offset + otherBytes);
+      offset = std::max(offset, other->offset + getAlignedBytes(*other));
     }
     interval.offset = offset;
     plan.offsets[interval.value] = offset;
     plan.arenaBytes = std::max(plan.arenaBytes, offset + bytes);
     placed.push_back(&interval);
   }
-  // Bytes alive at each op: starts add, ends (after the op) subtract.
-  std::map<int64_t, int64_t> change;
-  for (const Interval &interval : ordered) {
-    int64_t bytes = (interval.bytes + kAlignment - 1) / kAlignment * kAlignment;
-    change[interval.start] += bytes;
-    change[interval.end + 1] -= bytes;
-  }
-  int64_t alive = 0;
-  for (auto [at, delta] : change) {
-    alive += delta;
-    plan.liveBytes = std::max(plan.liveBytes, alive);
-  }
+  plan.liveBytes = peak;
   return plan;
 }

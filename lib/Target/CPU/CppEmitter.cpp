@@ -272,8 +272,13 @@ void ProgramEmitter::declareResults(Operation *op) {
          << name(op->getOperand(0)) << ";\n";
       continue;
     }
+    int64_t offset = plan.offsets.lookup(result);
+    if (auto placed = plan.placements.find(result);
+        placed != plan.placements.end())
+      offset =
+          plan.offsets.lookup(placed->second.first) + placed->second.second;
     os << "  " << cType << " *" << name(result) << " = reinterpret_cast<"
-       << cType << " *>(arena + " << plan.offsets.lookup(result) << ");\n";
+       << cType << " *>(arena + " << offset << ");\n";
   }
 }
 
@@ -954,9 +959,27 @@ LogicalResult ProgramEmitter::emitOp(Operation *op) {
         declareResults(op);
         std::string cType = getStorageCType(getElementType(c.getResult()));
         std::string base = out(0);
+        // Operands made in place in the result are already there.
+        auto placed = [&](Value input) {
+          return plan.placements.count(plan.getStorage(input)) != 0;
+        };
+        if (llvm::any_of(c.getInputs(), placed) && !isCuda()) {
+          int64_t position = 0;
+          for (Value input : c.getInputs()) {
+            if (!placed(input))
+              os << "  std::memcpy(" << base << " + " << position << ", "
+                 << name(input) << ", " << getStorageBytes(input) << ");\n";
+            position += getNumElements(input);
+          }
+          return success();
+        }
         if (isCuda()) {
           int64_t position = 0, axis = c.getAxis();
           for (Value input : c.getInputs()) {
+            if (placed(input)) {
+              position += getShape(input)[axis];
+              continue;
+            }
             os << "  dpc::cuda::concatPart(ctx, " << name(input) << ", "
                << dims(getShape(input)) << ", " << axis << ", " << position
                << ", " << base << ", " << getShape(c.getResult())[axis]
@@ -1104,9 +1127,13 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
       resultSlots.erase(value);
   }
   info.updatedArguments = updatedArguments;
+  // CPU kernels take any element's address; cuBLASLt's heuristics assume
+  // 256-byte aligned matrices unless told otherwise.
+  int64_t placementAlignment = isCuda() ? 256 : 1;
   plan = planBuffers(
       func, [&](Operation *op) { return isFused(op); },
-      [&](Value value) { return resultSlots.count(value) != 0; });
+      [&](Value value) { return resultSlots.count(value) != 0; },
+      placementAlignment);
   info.symbol = symbol;
   info.arenaBytes = plan.arenaBytes;
   info.unsharedBytes = plan.unsharedBytes;

@@ -5,7 +5,7 @@
 // reshape and the slice of whole rows are views; the add is computed in
 // the relu's loop; the constant lives outside the arena.
 // CHECK-LABEL: func.func @step
-// CHECK-SAME: dpc.arena_bytes = 2048 : i64, dpc.unshared_bytes = 3584 : i64
+// CHECK-SAME: dpc.arena_bytes = 2048 : i64, dpc.live_bytes = 2048 : i64, dpc.unshared_bytes = 3584 : i64
 func.func @step(%x: tensor<16x16xf32>) -> tensor<8x16xf32> {
   // CHECK: dpc.exp {{.*}}dpc.buffer = [0]
   %e = dpc.exp %x : tensor<16x16xf32>

@@ -26,7 +26,7 @@ struct TestBufferPlanPass
     llvm::DenseSet<Operation *> fused = getFusedOps(func);
     BufferPlan plan = planBuffers(
         func, [&](Operation *op) { return fused.contains(op); },
-        [](Value) { return false; });
+        [](Value) { return false; }, /*placementAlignment=*/4);
     Builder builder(&getContext());
     for (Operation &op : func.getBody().front()) {
       if (op.getNumResults() == 0)
@@ -37,6 +37,11 @@ struct TestBufferPlanPass
           places.push_back(builder.getStringAttr("fused"));
         else if (auto it = plan.offsets.find(result); it != plan.offsets.end())
           places.push_back(builder.getI64IntegerAttr(it->second));
+        else if (auto in = plan.placements.find(result);
+                 in != plan.placements.end())
+          places.push_back(builder.getStringAttr(
+              "at " + std::to_string(plan.offsets.lookup(in->second.first) +
+                                     in->second.second)));
         else if (plan.getStorage(result) != result)
           places.push_back(builder.getStringAttr("view"));
         else
@@ -48,6 +53,7 @@ struct TestBufferPlanPass
                   builder.getI64IntegerAttr(plan.arenaBytes));
     func->setAttr("dpc.unshared_bytes",
                   builder.getI64IntegerAttr(plan.unsharedBytes));
+    func->setAttr("dpc.live_bytes", builder.getI64IntegerAttr(plan.liveBytes));
   }
 };
 } // namespace

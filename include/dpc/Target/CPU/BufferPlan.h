@@ -9,7 +9,9 @@
 // Values that only re-label another's elements (reshape, wait) share its
 // storage, as does a slice that is a contiguous run of its operand;
 // arguments, constants and results written straight into the caller's
-// buffers live outside the arena.
+// buffers live outside the arena. An all-reduce whose operand is dead once
+// it starts reduces it where it lies, and a value that only a
+// concatenation reads is made inside the concatenation's storage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,10 @@ struct BufferPlan {
   llvm::DenseMap<Value, int64_t> offsets;
   /// Values stored in another value's storage, mapped to that value.
   llvm::DenseMap<Value, Value> aliases;
+  /// Values made in place inside another value's storage, at a byte
+  /// offset: the operands a concatenation alone reads (a gradient made
+  /// straight into its bucket).
+  llvm::DenseMap<Value, std::pair<Value, int64_t>> placements;
   int64_t arenaBytes = 0;
   /// The sum of every buffer's size: what the arena would be without
   /// reuse.
@@ -75,10 +81,13 @@ private:
 /// transpose by the GEMMs that read it): it then has no storage, and its
 /// operands are read where its users run.
 /// `isExternal(value)` says whether a value lives outside the arena (a
-/// result written straight into the caller's buffer).
+/// result written straight into the caller's buffer). A value is made
+/// inside a concatenation only at a byte offset that is a multiple of
+/// `placementAlignment` (what the target's kernels need of a pointer).
 BufferPlan planBuffers(func::FuncOp func,
                        llvm::function_ref<bool(Operation *)> isFused,
-                       llvm::function_ref<bool(Value)> isExternal);
+                       llvm::function_ref<bool(Value)> isExternal,
+                       int64_t placementAlignment);
 
 } // namespace mlir::dpc
 
