@@ -8,6 +8,7 @@
 #include "dpc/Runtime/Npy.h"
 #include "dpc/Runtime/ProgramAbi.h"
 #include "dpc/Target/CPU/CppEmitter.h"
+#include "dpc/Target/CPU/TransposedProducts.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -67,6 +68,15 @@ LogicalResult inlineCalls(func::FuncOp func, ModuleOp module) {
       call.erase();
     }
   }
+}
+
+/// The program as the emitter takes it: calls inlined, transposed products
+/// computed transposed.
+LogicalResult prepareProgram(func::FuncOp func, ModuleOp module) {
+  if (failed(inlineCalls(func, module)))
+    return failure();
+  computeTransposedProducts(func);
+  return success();
 }
 
 /// The role and name of a value from its argument or result attributes.
@@ -332,7 +342,7 @@ LogicalResult mlir::dpc::writeCpuSource(ModuleOp module, raw_ostream &os,
   GroupTable groups;
   for (auto [index, program] : llvm::enumerate(programs)) {
     EmittedProgram info;
-    if (failed(inlineCalls(program, *copy)) ||
+    if (failed(prepareProgram(program, *copy)) ||
         failed(emitCppProgram(program, "dpc_program_" + std::to_string(index),
                               groups, os, info, target)))
       return failure();
@@ -372,7 +382,7 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   GroupTable groups;
   json::Array programEntries;
   for (auto [index, program] : llvm::enumerate(programs)) {
-    if (failed(inlineCalls(program, *copy)))
+    if (failed(prepareProgram(program, *copy)))
       return failure();
     EmittedProgram info;
     std::string symbol = "dpc_program_" + std::to_string(index);
