@@ -1,8 +1,9 @@
 //===- BufferPlan.cpp - Arena offsets from the values' lifetimes ----------===//
 //
-// Lifetimes are intervals of op positions; buffers are placed in the
-// order they are defined, each at the lowest offset where it overlaps no
-// buffer alive at the same time (first fit). Intervals are closed, so an
+// Lifetimes are intervals of op positions; buffers are placed one by one,
+// each at the lowest offset where it overlaps no buffer alive at the same
+// time (first fit), in the order they are defined or from the largest
+// down, whichever makes the smaller arena. Intervals are closed, so an
 // op's results never share storage with its operands: kernels may assume
 // their outputs do not alias their inputs.
 //
@@ -14,6 +15,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -200,6 +202,33 @@ static int64_t getPeakLiveBytes(const DenseMap<Value, Interval> &intervals) {
   return peak;
 }
 
+/// Places each interval, in order, at the lowest offset where it overlaps
+/// no buffer placed before it that is alive at the same time; returns the
+/// arena's size.
+static int64_t placeFirstFit(std::vector<Interval> &ordered) {
+  int64_t arenaBytes = 0;
+  for (auto [index, interval] : llvm::enumerate(ordered)) {
+    int64_t bytes = getAlignedBytes(interval);
+    // The buffers alive at the same time, by offset: take the first gap.
+    std::vector<const Interval *> live;
+    for (const Interval &other : ArrayRef(ordered).take_front(index))
+      if (other.start <= interval.end && interval.start <= other.end)
+        live.push_back(&other);
+    llvm::sort(live, [](const Interval *a, const Interval *b) {
+      return a->offset < b->offset;
+    });
+    int64_t offset = 0;
+    for (const Interval *other : live) {
+      if (offset + bytes <= other->offset)
+        break;
+      offset = std::max(offset, other->offset + getAlignedBytes(*other));
+    }
+    interval.offset = offset;
+    arenaBytes = std::max(arenaBytes, offset + bytes);
+  }
+  return arenaBytes;
+}
+
 BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
                                   llvm::function_ref<bool(Operation *)> isFused,
                                   llvm::function_ref<bool(Value)> isExternal,
@@ -240,36 +269,32 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
 
   DenseMap<Value, Interval> intervals =
       getIntervals(block, plan, order, isFused, isExternal);
-  std::vector<Interval> ordered;
+  // Two orders of placement, and the smaller arena: by definition (each
+  // buffer next to those made before it) and by size (the largest first,
+  // as TensorFlow Lite's greedy-by-size arena planner does).
+  std::vector<Interval> byStart, bySize;
   for (auto &entry : intervals)
-    ordered.push_back(entry.second);
-  llvm::sort(ordered, [](const Interval &a, const Interval &b) {
-    return a.start != b.start
-               ? a.start < b.start
-               : a.value.getAsOpaquePointer() < b.value.getAsOpaquePointer();
+    byStart.push_back(entry.second);
+  // Ties broken by where the value is made, not by its address: the same
+  // program gets the same layout on every compile.
+  auto key = [&](const Interval &interval) {
+    auto result = cast<OpResult>(interval.value);
+    return std::make_tuple(interval.start, order.getPosition(result.getOwner()),
+                           result.getResultNumber());
+  };
+  llvm::sort(byStart, [&](const Interval &a, const Interval &b) {
+    return key(a) < key(b);
   });
-  std::vector<const Interval *> placed;
-  for (Interval &interval : ordered) {
-    int64_t bytes = getAlignedBytes(interval);
-    plan.unsharedBytes += bytes;
-    // The buffers alive at the same time, by offset: take the first gap.
-    std::vector<const Interval *> live;
-    for (const Interval *other : placed)
-      if (other->start <= interval.end && interval.start <= other->end)
-        live.push_back(other);
-    llvm::sort(live, [](const Interval *a, const Interval *b) {
-      return a->offset < b->offset;
-    });
-    int64_t offset = 0;
-    for (const Interval *other : live) {
-      if (offset + bytes <= other->offset)
-        break;
-      offset = std::max(offset, other->offset + getAlignedBytes(*other));
-    }
-    interval.offset = offset;
-    plan.offsets[interval.value] = offset;
-    plan.arenaBytes = std::max(plan.arenaBytes, offset + bytes);
-    placed.push_back(&interval);
+  bySize = byStart;
+  llvm::stable_sort(bySize, [](const Interval &a, const Interval &b) {
+    return getAlignedBytes(a) > getAlignedBytes(b);
+  });
+  int64_t inOrder = placeFirstFit(byStart);
+  int64_t largestFirst = placeFirstFit(bySize);
+  plan.arenaBytes = std::min(inOrder, largestFirst);
+  for (const Interval &interval : largestFirst < inOrder ? bySize : byStart) {
+    plan.offsets[interval.value] = interval.offset;
+    plan.unsharedBytes += getAlignedBytes(interval);
   }
   plan.liveBytes = peak;
   return plan;
