@@ -546,6 +546,8 @@ def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
      "result 'net.0.weight' updates no matching argument"),
     (lambda m: m["programs"][0]["results"][1].update(updates=10**6),
      "result 'net.0.bias' updates no matching argument"),
+    (lambda m: m["programs"][0]["results"][1].update(updates="net.0.bias"),
+     "result 'net.0.bias' has an \"updates\" that is not an argument index"),
 ])
 def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     """A manifest edited by hand or cut short is refused before any rank

@@ -181,8 +181,13 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
                                       manifest.worldSize, spec);
           status.isError())
         return status;
+      const json::Value *updatesField = result.getAsObject()->get("updates");
+      if (updatesField && !updatesField->getAsInteger())
+        return parseError(file, "result '" + spec.name +
+                                    "' has an \"updates\" that is not an "
+                                    "argument index");
       if (std::optional<int64_t> updates =
-              result.getAsObject()->getInteger("updates")) {
+              updatesField ? updatesField->getAsInteger() : std::nullopt) {
         // Written over an argument: one of the same key and size, which no
         // other result of the program is written over.
         const TensorSpec *argument =

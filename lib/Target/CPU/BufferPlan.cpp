@@ -248,8 +248,9 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
   // Making a concatenation's operands in its storage keeps all of it alive
   // from the first one made (a gradient bucket from its first gradient):
   // done only where that does not raise the peak.
-  int64_t peak =
-      getPeakLiveBytes(getIntervals(block, plan, order, isFused, isExternal));
+  DenseMap<Value, Interval> intervals =
+      getIntervals(block, plan, order, isFused, isExternal);
+  int64_t peak = getPeakLiveBytes(intervals);
   for (Operation &op : block) {
     auto concat = dyn_cast<ConcatOp>(op);
     if (!concat)
@@ -259,16 +260,16 @@ BufferPlan mlir::dpc::planBuffers(func::FuncOp func,
                         isExternal);
     if (placed.placements.size() == plan.placements.size())
       continue;
-    int64_t placedPeak = getPeakLiveBytes(
-        getIntervals(block, placed, order, isFused, isExternal));
+    DenseMap<Value, Interval> placedIntervals =
+        getIntervals(block, placed, order, isFused, isExternal);
+    int64_t placedPeak = getPeakLiveBytes(placedIntervals);
     if (placedPeak <= peak) {
       plan = std::move(placed);
+      intervals = std::move(placedIntervals);
       peak = placedPeak;
     }
   }
 
-  DenseMap<Value, Interval> intervals =
-      getIntervals(block, plan, order, isFused, isExternal);
   // Two orders of placement, and the smaller arena: by definition (each
   // buffer next to those made before it) and by size (the largest first,
   // as TensorFlow Lite's greedy-by-size arena planner does).

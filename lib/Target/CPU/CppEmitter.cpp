@@ -1114,14 +1114,14 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   // An updated parameter or state is written over its argument where that
   // is safe, else made in the arena and copied over it at the end.
   updatedArguments = getUpdatedArguments(func);
-  ProgramOrder order(func, [&](Operation *op) { return isFused(op); });
+  auto fusedHere = [&](Operation *op) { return isFused(op); };
+  ProgramOrder order(func, fusedHere);
   for (auto [index, value] : llvm::enumerate(terminator->getOperands())) {
     std::optional<unsigned> updated = updatedArguments[index];
     if (!updated || !resultSlots.count(value))
       continue;
     BlockArgument argument = func.getArgument(*updated);
-    if (canWriteInPlace(value, argument, order,
-                        [&](Operation *op) { return isFused(op); }))
+    if (canWriteInPlace(value, argument, order, fusedHere))
       writtenInPlace[value] = argument;
     else
       resultSlots.erase(value);
@@ -1131,7 +1131,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   // 256-byte aligned matrices unless told otherwise.
   int64_t placementAlignment = isCuda() ? 256 : 1;
   plan = planBuffers(
-      func, [&](Operation *op) { return isFused(op); },
+      func, fusedHere,
       [&](Value value) { return resultSlots.count(value) != 0; },
       placementAlignment);
   info.symbol = symbol;

@@ -9,7 +9,7 @@ using namespace mlir;
 using namespace mlir::dpc;
 
 /// `value` with its last two dimensions swapped: the operand of a matrix
-/// transpose, or a new transpose before `at`.
+/// transpose, or a new transpose at the builder's insertion point.
 static Value transposeMatrix(OpBuilder &builder, Location loc, Value value) {
   if (Operation *def = value.getDefiningOp(); def && isMatrixTranspose(def))
     return def->getOperand(0);
