@@ -22,8 +22,26 @@ bool mlir::dpc::isMatrixTranspose(Operation *op) {
   return permutation[rank - 2] == rank - 1 && permutation[rank - 1] == rank - 2;
 }
 
+bool mlir::dpc::isElementReduction(Operation *op) {
+  return isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op);
+}
+
 static ArrayRef<int64_t> getShape(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+/// Whether every value the elementwise chain ending in `op` reads from
+/// memory has the chain's shape or one element.
+static bool readsAtItsOwnIndex(Operation *op,
+                               const llvm::DenseSet<Operation *> &fused) {
+  ArrayRef<int64_t> shape = getShape(op->getResult(0));
+  return llvm::all_of(op->getOperands(), [&](Value operand) {
+    Operation *def = operand.getDefiningOp();
+    if (def && fused.contains(def))
+      return readsAtItsOwnIndex(def, fused);
+    auto type = cast<RankedTensorType>(operand.getType());
+    return type.getShape() == shape || type.getNumElements() == 1;
+  });
 }
 
 llvm::DenseSet<Operation *> mlir::dpc::getFusedOps(func::FuncOp func) {
@@ -39,9 +57,19 @@ llvm::DenseSet<Operation *> mlir::dpc::getFusedOps(func::FuncOp func) {
     if (!hasScalarFormula(&op) || !op.hasOneUse() || op.getNumResults() != 1)
       continue;
     Operation *user = *op.getUsers().begin();
+    if (user->getBlock() != op.getBlock())
+      continue;
+    // A reduction reads it element by element at flat indices, in its own
+    // walk: no operand of the chain may be broadcast, which would need the
+    // index of each dimension at every element.
+    if (isElementReduction(user)) {
+      if (readsAtItsOwnIndex(&op, fused))
+        fused.insert(&op);
+      continue;
+    }
     // Computed at each element of the user's loop, it must have the user's
     // shape (its own operands then broadcast to that shape as they did).
-    if (user->getBlock() != op.getBlock() || !hasScalarFormula(user) ||
+    if (!hasScalarFormula(user) ||
         getShape(op.getResult(0)) != getShape(user->getResult(0)))
       continue;
     fused.insert(&op);

@@ -1,8 +1,8 @@
 //===- KernelSupport.h - Shapes and errors for the CPU kernels --*- C++ -*-===//
 //
 // What the kernel families share and callers never see: shape arithmetic
-// on `Dims`, the setter of the thread's kernel error, and the double sums
-// that reductions and normalizations share.
+// on `Dims` and the setter of the thread's kernel error (the double sums
+// that reductions and normalizations share are in CpuReduction.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 #define DPC_RUNTIME_LIB_CPUKERNELS_KERNELSUPPORT_H
 
 #include "dpc/Runtime/CpuKernels.h"
+#include "dpc/Runtime/CpuReduction.h"
 
 #include <cstdint>
 #include <string>
@@ -60,30 +61,6 @@ getBroadcastStrides(const std::vector<int64_t> &shape,
     if (shape[d] != 1)
       strides[offset + d] = own[d];
   return strides;
-}
-
-/// `initial` plus the sum, in double, of `term(i)` for i < count. For
-/// double data the terms are added in order, matching the interpreter bit
-/// for bit. For float data, four interleaved partial sums break the chain
-/// of dependent adds: they differ from the sequential sum by a few double
-/// ulps, far below the float the result is eventually rounded to.
-template <typename T, typename Term>
-double sumInDouble(double initial, int64_t count, Term term) {
-  if constexpr (std::is_same_v<T, float>) {
-    double partial[4] = {0, 0, 0, 0};
-    int64_t i = 0;
-    for (; i + 4 <= count; i += 4)
-      for (int64_t k = 0; k < 4; ++k)
-        partial[k] += term(i + k);
-    double sum = (partial[0] + partial[1]) + (partial[2] + partial[3]);
-    for (; i < count; ++i)
-      sum += term(i);
-    return initial + sum;
-  } else {
-    for (int64_t i = 0; i < count; ++i)
-      initial += term(i);
-    return initial;
-  }
 }
 
 } // namespace dpc::cpu::detail

@@ -1,11 +1,12 @@
 //===- Fusion.h - Ops the CPU backend computes inside others ----*- C++ -*-===//
-//-*-===//
 //
 // Two kinds of op need no storage of their own on the CPU: an elementwise
 // op whose only user is an elementwise op of the same shape (it is
-// computed inside that user's loop), and a transpose of the last two
-// dimensions that only matrix products read (BLAS reads the matrix
-// transposed). The buffer plan and the emitter both follow this choice.
+// computed inside that user's loop) or a reduction (computed as the
+// reduction reads each element: a gradient's squares summed for its norm
+// are never stored), and a transpose of the last two dimensions that only
+// matrix products read (BLAS reads the matrix transposed). The buffer plan
+// and the emitter both follow this choice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,11 @@ namespace mlir::dpc {
 /// Whether `op` is a transpose that swaps the last two dimensions and
 /// nothing else.
 bool isMatrixTranspose(Operation *op);
+
+/// Whether `op` is a reduction the backends compute by walking its
+/// operand's elements in order (reduceElements in the kernel libraries),
+/// so that its operand may be computed as it is read.
+bool isElementReduction(Operation *op);
 
 /// The ops of the single-block `func` that are computed inside their
 /// users.

@@ -54,14 +54,16 @@ constexpr int64_t kParallelOutputs = 16384;
 constexpr int64_t kMinChunk = 256;
 } // namespace detail
 
-/// Reduces `dims` (ascending) of `input`; the output holds the remaining
-/// elements in order. With few outputs, each output's elements are cut
-/// into chunks summed by threads of their own, and the chunks' partial
-/// results are combined in order by a second kernel: still one fixed
-/// order, in double for floats.
-template <typename T>
-void reduce(Context *context, const T *input, Shape shape, Shape dims,
-            ReduceKind kind, T *out) {
+/// Reduces `dims` (ascending) of a tensor of `shape` whose element at flat
+/// index i is `read(i)` (a T; a host-device functor, so that a compiled
+/// program reduces an elementwise chain without storing it); the output
+/// holds the remaining elements in order. With few outputs, each output's
+/// elements are cut into chunks summed by threads of their own, and the
+/// chunks' partial results are combined in order by a second kernel: still
+/// one fixed order, in double for floats.
+template <typename T, typename Read>
+void reduceElements(Context *context, Shape shape, Shape dims, ReduceKind kind,
+                    T *out, Read read) {
   using A = detail::Accumulator<T>;
   static_assert(sizeof(A) <= sizeof(double), "partials live in scratch");
   // The kept and reduced dimensions, with their strides in the input.
@@ -107,7 +109,7 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
           left /= reduced[int32_t(k)];
         }
       }
-      A x = A(input[offset]);
+      A x = A(read(offset));
       acc = r == begin && extremum ? x : detail::combine(kind, acc, x);
     }
     return acc;
@@ -139,6 +141,14 @@ void reduce(Context *context, const T *input, Shape shape, Shape dims,
           acc = detail::combine(kind, acc, part[c]);
         out[o] = finish(acc);
       });
+}
+
+/// Reduces `dims` (ascending) of `input` (reduceElements reading memory).
+template <typename T>
+void reduce(Context *context, const T *input, Shape shape, Shape dims,
+            ReduceKind kind, T *out) {
+  reduceElements(context, shape, dims, kind, out,
+                 [=] DPC_HOST_DEVICE(int64_t i) { return input[i]; });
 }
 
 /// Softmax, or log-softmax, along `axis`, the maximum subtracted first; a
