@@ -179,21 +179,21 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
         group.sharding.empty() ? "-" : group.sharding.c_str());
 
   os << "\nstages (per device; times per micro-batch, forward + backward)\n";
-  os << llvm::format("  %5s %9s %8s %12s %9s %9s %9s %9s %11s %10s %12s\n",
+  os << llvm::format("  %5s %9s %8s %12s %9s %9s %9s %9s %9s %11s %10s %12s\n",
                      "stage", "segments", "devices", "parameters", "params",
-                     "grads", "optim", "activ", "total GiB", "compute ms",
-                     "exposed comm");
+                     "grads", "optim", "activ", "temp", "total GiB",
+                     "compute ms", "exposed comm");
   for (auto [i, stage] : llvm::enumerate(plan.stages)) {
     const MemoryBreakdown &m = stage.memory;
     std::string segments = formatSegments(stage);
     os << llvm::format(
-        "  %5u %9s %8lld %12.4g %9.3f %9.3f %9.3f %9.3f %11.3f %10.3f "
+        "  %5u %9s %8lld %12.4g %9.3f %9.3f %9.3f %9.3f %9.3f %11.3f %10.3f "
         "%9.3f ms\n",
         unsigned(i), segments.c_str(),
         (long long)(plan.dataParallel * plan.tensorParallel), stage.parameters,
         m.parameters / kGiB, m.gradients / kGiB, m.optimizerState / kGiB,
-        m.activations / kGiB, m.getTotal() / kGiB, ms(stage.computeTime),
-        ms(stage.communicationTime));
+        m.activations / kGiB, m.temporaries / kGiB, m.getTotal() / kGiB,
+        ms(stage.computeTime), ms(stage.communicationTime));
   }
   double peak = 0.0, exposedSync = 0.0;
   for (const StagePlan &stage : plan.stages) {
@@ -267,6 +267,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
                             {"gradients", stage.memory.gradients},
                             {"optimizer_state", stage.memory.optimizerState},
                             {"activations", stage.memory.activations},
+                            {"temporaries", stage.memory.temporaries},
                             {"total", stage.memory.getTotal()}}},
         {"compute_s", stage.computeTime},
         {"exposed_communication_s", stage.communicationTime},

@@ -358,41 +358,55 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   for (int64_t stage = 0; stage < p; ++stage)
     inFlightOf[stage] = getMicroBatchesInFlight(variant.schedule, p, stage,
                                                 microBatches, variant.chunks);
-  // The largest layer's activations among segments [first, end), which
-  // recomputation stores again during the backward: a sparse table, since
-  // the partition asks for many ranges.
-  SmallVector<SmallVector<double>> largestOf;
-  if (variant.recompute) {
-    largestOf.emplace_back(unitActivations.begin(), unitActivations.end());
+  // The largest of `values` among segments [first, end): a sparse table,
+  // since the partition asks for many ranges. Recomputation stores the
+  // largest layer's activations again during the backward; every stage
+  // holds its largest op's temporaries at some point.
+  using RangeMax = SmallVector<SmallVector<double>>;
+  auto getRangeMax = [&](ArrayRef<double> values) {
+    RangeMax table;
+    table.emplace_back(values.begin(), values.end());
     for (unsigned width = 2; width <= n; width *= 2) {
-      const SmallVector<double> &half = largestOf.back();
+      const SmallVector<double> &half = table.back();
       SmallVector<double> level;
       for (unsigned i = 0; i + width <= n; ++i)
         level.push_back(std::max(half[i], half[i + width / 2]));
-      largestOf.push_back(std::move(level));
+      table.push_back(std::move(level));
     }
-  }
-  auto largestIn = [&](unsigned first, unsigned end) {
-    unsigned level = llvm::Log2_32(end - first);
-    return std::max(largestOf[level][first],
-                    largestOf[level][end - (1u << level)]);
+    return table;
   };
+  auto largestIn = [](const RangeMax &table, unsigned first, unsigned end) {
+    unsigned level = llvm::Log2_32(end - first);
+    return std::max(table[level][first], table[level][end - (1u << level)]);
+  };
+  RangeMax largestLayer;
+  if (variant.recompute)
+    largestLayer = getRangeMax(unitActivations);
+  SmallVector<double> temporaries;
+  for (const ShardingSpace::SegmentCost &cost : costs)
+    temporaries.push_back(cost.temporaryBytes);
+  RangeMax largestTemporaries = getRangeMax(temporaries);
   // The memory of a stage holding `ranges`: the model state of each, the
-  // activations of every micro-batch in flight, and under recomputation
-  // the working set of the largest layer recomputed at a time.
+  // activations of every micro-batch in flight, under recomputation the
+  // working set of the largest layer recomputed at a time, and the
+  // temporaries of its largest op.
   auto memoryOf = [&](ArrayRef<SegmentRange> ranges, unsigned stage) {
-    double elements = 0.0, stored = 0.0, working = 0.0;
+    double elements = 0.0, stored = 0.0, working = 0.0, temporary = 0.0;
     for (SegmentRange range : ranges) {
       elements += elementSum[range.end] - elementSum[range.first];
+      temporary = std::max(
+          temporary, largestIn(largestTemporaries, range.first, range.end));
       if (variant.recompute) {
         stored += checkpointSum[range.end] - checkpointSum[range.first];
-        working = std::max(working, largestIn(range.first, range.end));
+        working =
+            std::max(working, largestIn(largestLayer, range.first, range.end));
       } else {
         stored += activationSum[range.end] - activationSum[range.first];
       }
     }
     MemoryBreakdown memory = getModelState(elements, mesh, z);
     memory.activations = inFlightOf[stage] * stored + working;
+    memory.temporaries = temporary;
     return memory;
   };
   double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
@@ -755,15 +769,16 @@ FailureOr<Plan> Search::run(std::string &error) {
     std::string text;
     llvm::raw_string_ostream os(text);
     os << "no plan fits in " << llvm::format("%.2f", memoryLimit / kGiB)
-       << " GiB per device: the leanest (" << leastShortConfig
-       << ") needs " << llvm::format("%.2f", leastShort.peakMemory / kGiB)
-       << " GiB on stage " << leastShort.peakStage << ", "
+       << " GiB per device: the leanest (" << leastShortConfig << ") needs "
+       << llvm::format("%.2f", leastShort.peakMemory / kGiB) << " GiB on stage "
+       << leastShort.peakStage << ", "
        << llvm::format("%.2f", (leastShort.peakMemory - memoryLimit) / kGiB)
-       << " GiB short (parameters "
-       << llvm::format("%.2f", m.parameters / kGiB) << ", gradients "
-       << llvm::format("%.2f", m.gradients / kGiB) << ", optimizer state "
-       << llvm::format("%.2f", m.optimizerState / kGiB) << ", activations "
-       << llvm::format("%.2f", m.activations / kGiB) << " GiB)";
+       << " GiB short (parameters " << llvm::format("%.2f", m.parameters / kGiB)
+       << ", gradients " << llvm::format("%.2f", m.gradients / kGiB)
+       << ", optimizer state " << llvm::format("%.2f", m.optimizerState / kGiB)
+       << ", activations " << llvm::format("%.2f", m.activations / kGiB)
+       << ", temporaries " << llvm::format("%.2f", m.temporaries / kGiB)
+       << " GiB)";
     error = os.str();
     return failure();
   }

@@ -139,6 +139,11 @@ ShardingSpace::getEdgeSentBytes(Value value, const TensorSharding &from,
 }
 
 /// `'dpc.matmul' at loc("model.onnx":3:1)`, or the argument's position.
+static bool isFloatTensor(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && isa<FloatType>(type.getElementType());
+}
+
 static std::string describe(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -313,6 +318,9 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
           constraints ? constraints->lookup(op) : nullptr)
     restrictTo(options, *fixed, describe(op), op->getLoc());
 
+  // Whether the op's backward holds gradients of its own (getTemporaries).
+  bool holdsGradients =
+      touchesBatch && !(shardable && shardable.getShardingRule().isPointwise());
   SmallVector<double> time;
   SmallVector<StrategyMemory> memory;
   for (Strategy &s : options) {
@@ -329,6 +337,19 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
         s.activationBytes +=
             getValueBytes(result) / s.results[j].getShards(mesh);
     s.oncePerStep = !touchesBatch;
+    if (holdsGradients) {
+      for (auto [j, result] : llvm::enumerate(op->getResults()))
+        if (isFloatTensor(result))
+          s.temporaryBytes +=
+              getValueBytes(result) / s.results[j].getShards(mesh);
+      for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+        Operation *def = operand.getDefiningOp();
+        if (isFloatTensor(operand) && def && !isConstant(operand) &&
+            graph.touchesBatch(def))
+          s.temporaryBytes +=
+              getValueBytes(operand) / s.operands[i].getShards(mesh);
+      }
+    }
     if (shardable)
       addOwnCollectives(shardable, s, scale);
     // The ILP prices the tensor axis (as its edges); the data axis splits
@@ -407,6 +428,7 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
     cost.communicationTime += s.ownDataTime + s.ownTensorTime;
     cost.sent += s.ownSent;
     cost.activationBytes += s.activationBytes;
+    double temporary = s.temporaryBytes;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       if (isConstant(operand))
         continue;
@@ -421,6 +443,11 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
       bool weight = graph.isParameter(operand) ||
                     (operand.getDefiningOp() &&
                      strategies[*from][choice[*from]].oncePerStep);
+      // A weight read in another layout than its own gets a gradient in
+      // that layout before it is reduced into its own.
+      if (weight && s.temporaryBytes > 0 && isFloatTensor(operand) &&
+          *produced != s.operands[i])
+        temporary += getValueBytes(operand) / s.operands[i].getShards(mesh);
       if (weight && s.tensorFactor >= 0 &&
           s.operands[i].getSplitDim(kTensorAxis) < 0 &&
           partialWeights.insert(operand).second)
@@ -437,6 +464,7 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
             cast<ShapedType>(operand.getType()).getNumElements();
       }
     }
+    cost.temporaryBytes = std::max(cost.temporaryBytes, temporary);
   };
   // Units after the second of a repeat cost what the second costs (the
   // first differs only in where its input comes from).

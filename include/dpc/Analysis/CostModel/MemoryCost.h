@@ -39,11 +39,17 @@ struct MemoryBreakdown {
   double gradients = 0.0;
   double optimizerState = 0.0;
   double activations = 0.0;
+  /// Buffers alive only while one op's backward runs: the gradient of its
+  /// output, those of its operands, and a weight's gradient made whole
+  /// before it is reduced into the weight's shard.
+  double temporaries = 0.0;
 
   double getModelState() const {
     return parameters + gradients + optimizerState;
   }
-  double getTotal() const { return getModelState() + activations; }
+  double getTotal() const {
+    return getModelState() + activations + temporaries;
+  }
 };
 
 /// Model state of `parameters` parameters (those of the device's stage and

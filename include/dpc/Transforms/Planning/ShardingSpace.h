@@ -56,6 +56,13 @@ public:
     /// Stored activations (bytes per device) or, for a parameter, elements
     /// per device.
     double activationBytes = 0.0, parameterElements = 0.0;
+    /// Bytes per device of the gradients the op's backward holds at once
+    /// (MemoryBreakdown::temporaries): those of its float results and of
+    /// its operands made per micro-batch (a batch input has none), in
+    /// this layout. 0 for an op that runs once per step, and for an
+    /// elementwise op, whose backward the backends fuse with its
+    /// neighbours' (the chain's ends are their gradients).
+    double temporaryBytes = 0.0;
     /// The all-reduces the op's partition adds for its split factors
     /// (getSplitCollectives): seconds per micro-batch over each axis, and
     /// bytes each device sends.
@@ -81,6 +88,9 @@ public:
     /// Seconds once per step (ops on parameters alone).
     double perStepTime = 0.0;
     double activationBytes = 0.0;
+    /// The most bytes per device one op's backward holds besides stored
+    /// activations and model state (MemoryBreakdown::temporaries).
+    double temporaryBytes = 0.0;
     /// Bytes each device sends per micro-batch in the segment's layout
     /// changes, forward and backward, by axis (stageAxis unused).
     CommunicationVolume sent;

@@ -1,0 +1,32 @@
+// RUN: dpc-opt %s --train --optimizer=sgd -o %t.mlir
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --plan-report=- -o /dev/null | FileCheck %s
+// RUN: dpc-opt %t.mlir -dpc-plan="mesh=2 dp=2 tp=1" -dpc-plan-report -o /dev/null | FileCheck %s --check-prefix=TABLE
+
+// A stage holds, besides model state and stored activations, the
+// gradients of its largest op's backward. Data parallel over 2 (4 rows per
+// device): the classifier's backward holds the gradient of its logits
+// (4x16 floats) and makes that of its input (4x256): 256 + 4096 bytes. The
+// up-projection holds 4x256 and makes none for the batch; the relu's is
+// fused with its neighbours'; the loss's is 4 + 256 bytes. (A weight read
+// in another layout than its own: plan-temporaries-gathered.mlir.)
+// CHECK: "memory_bytes": {
+// CHECK-NEXT: "activations": 4352,
+// CHECK-NEXT: "gradients": 81920,
+// CHECK-NEXT: "optimizer_state": 0,
+// CHECK-NEXT: "parameters": 81920,
+// CHECK-NEXT: "temporaries": 4352,
+// CHECK-NEXT: "total": 172544
+// TABLE: stage segments devices parameters params grads optim activ temp total GiB
+
+func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
+                   %labels: tensor<8xi64> {dpc.input = "labels"},
+                   %w1: tensor<64x256xf32> {dpc.param = "up.weight"},
+                   %w2: tensor<256x16xf32> {dpc.param = "head.weight"})
+    -> (tensor<f32> {dpc.output = "loss"}) {
+  %0 = dpc.matmul %x, %w1 : (tensor<8x64xf32>, tensor<64x256xf32>) -> tensor<8x256xf32>
+  %1 = dpc.relu %0 : tensor<8x256xf32>
+  %2 = dpc.matmul %1, %w2 : (tensor<8x256xf32>, tensor<256x16xf32>) -> tensor<8x16xf32>
+  %loss = dpc.softmax_cross_entropy %2, %labels mean {ignore_index = -100 : i64}
+      : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<f32>
+  return %loss : tensor<f32>
+}
