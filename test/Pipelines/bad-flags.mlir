@@ -5,6 +5,12 @@
 // RUN: not dpc-opt %s --train --lr=-1 2>&1 | FileCheck %s --check-prefix=LR-NEG
 // RUN: not dpc-opt %s --train --optimizer=momentum --momentum=-5 2>&1 | FileCheck %s --check-prefix=MOMENTUM
 // RUN: not dpc-opt %s --train --optimizer=adam --beta1=2 2>&1 | FileCheck %s --check-prefix=BETA1
+// A hyperparameter of another optimizer is refused, not ignored.
+// RUN: not dpc-opt %s --train --optimizer=sgd --momentum=0.9 2>&1 | FileCheck %s --check-prefix=MOMENTUM-SGD
+// RUN: not dpc-opt %s --train --nesterov 2>&1 | FileCheck %s --check-prefix=NESTEROV-SGD
+// RUN: not dpc-opt %s --train --optimizer=adamw --momentum=0.5 2>&1 | FileCheck %s --check-prefix=MOMENTUM-ADAM
+// RUN: not dpc-opt %s --train --optimizer=momentum --beta2=0.99 2>&1 | FileCheck %s --check-prefix=BETA2-MOMENTUM
+// RUN: not dpc-opt %s --train --optimizer=sgd --epsilon=1e-6 2>&1 | FileCheck %s --check-prefix=EPSILON-SGD
 // RUN: not dpc-opt %s --train --optimizer=adam --beta2=1 2>&1 | FileCheck %s --check-prefix=BETA2
 // RUN: not dpc-opt %s --train --optimizer=adam --epsilon=0 2>&1 | FileCheck %s --check-prefix=EPSILON
 // RUN: not dpc-opt %s --train --weight-decay=nan 2>&1 | FileCheck %s --check-prefix=DECAY
@@ -37,6 +43,11 @@
 // RUN: not dpc-opt %s --train --mesh=2 --tp=-1 2>&1 | FileCheck %s --check-prefix=TP
 // RUN: not dpc-opt %s --train --recompute=on 2>&1 | FileCheck %s --check-prefix=RECOMPUTE-NO-MESH
 
+// MOMENTUM-SGD: dpc-opt: --momentum applies to --optimizer=momentum, not sgd (PyTorch's SGD(momentum=m) is --optimizer=momentum --momentum=m)
+// NESTEROV-SGD: dpc-opt: --nesterov applies to --optimizer=momentum, not sgd (PyTorch's SGD(momentum=m) is --optimizer=momentum --momentum=m)
+// MOMENTUM-ADAM: dpc-opt: --momentum applies to --optimizer=momentum, not adamw{{$}}
+// BETA2-MOMENTUM: dpc-opt: --beta2 applies to --optimizer=adam or adamw, not momentum{{$}}
+// EPSILON-SGD: dpc-opt: --epsilon applies to --optimizer=adam or adamw, not sgd{{$}}
 // ZERO: error: --zero=4 is not a ZeRO stage: 0, 1, 2 or 3 (-1: the planner chooses)
 // ZERO-NO-MESH: dpc-opt: --zero fixes the ZeRO stage of a plan and needs --mesh
 // PARTITION-NO-MESH: dpc-opt: --partition needs --mesh

@@ -274,6 +274,28 @@ static LogicalResult readTrainFlags(mlir::dpc::TrainPipelineOptions &options) {
                     "none\n";
     return failure();
   }
+  // A hyperparameter of another optimizer would be ignored without a word
+  // (--optimizer=sgd --momentum=0.9 trained plain SGD).
+  bool adam = optimizerKind == "adam" || optimizerKind == "adamw";
+  bool known = adam || optimizerKind == "sgd" || optimizerKind == "momentum";
+  for (auto [flag, appliesHere, kinds] :
+       {std::tuple<llvm::cl::Option *, bool, StringRef>{
+            &momentumFactor, optimizerKind == "momentum", "momentum"},
+        {&nesterov, optimizerKind == "momentum", "momentum"},
+        {&adamBeta1, adam, "adam or adamw"},
+        {&adamBeta2, adam, "adam or adamw"},
+        {&adamEpsilon, adam, "adam or adamw"}}) {
+    if (!known || !flag->getNumOccurrences() || appliesHere)
+      continue;
+    llvm::errs() << "dpc-opt: --" << flag->ArgStr
+                 << " applies to --optimizer=" << kinds << ", not "
+                 << optimizerKind;
+    if (kinds == "momentum" && optimizerKind == "sgd")
+      llvm::errs() << " (PyTorch's SGD(momentum=m) is --optimizer=momentum "
+                      "--momentum=m)";
+    llvm::errs() << "\n";
+    return failure();
+  }
   options.loss = lossKind;
   options.lossOutput = lossOutput;
   options.label = labelName;

@@ -69,6 +69,7 @@ struct OverlapCollectivesPass
     }
     // Each other starts right after what it reads; several after the same
     // op keep their order.
+    SmallVector<std::pair<Operation *, WaitOp>> returnedScatters;
     DenseMap<Operation *, Operation *> lastStarted;
     for (Operation *op : collectives) {
       if (Operation *reader = prefetchAt.lookup(op)) {
@@ -99,7 +100,21 @@ struct OverlapCollectivesPass
           wait->setAttr(name, attr);
       result.replaceAllUsesExcept(wait, wait);
       op->setAttr("async", builder.getUnitAttr());
+      if (isa<ReduceScatterOp>(op) && reader == block.getTerminator())
+        returnedScatters.push_back({op, wait});
     }
+    // A reduce-scatter that the block only returns (a gradient reduced into
+    // its ZeRO shard, or into its weight's shard over tp) would be waited
+    // for at the block's end, holding its whole operand until then: every
+    // gradient whole at once. Each is waited for right after the next one
+    // starts instead. The communication thread runs collectives one at a
+    // time, in order, so the wait ends when it would have anyway had the
+    // next one been waited for; at most two whole operands are held.
+    llvm::sort(returnedScatters, [](auto &a, auto &b) {
+      return a.first->isBeforeInBlock(b.first);
+    });
+    for (unsigned i = 0; i + 1 < returnedScatters.size(); ++i)
+      returnedScatters[i].second->moveAfter(returnedScatters[i + 1].first);
   }
 };
 

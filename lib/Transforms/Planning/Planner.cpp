@@ -384,7 +384,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     largestLayer = getRangeMax(unitActivations);
   SmallVector<double> temporaries;
   for (const ShardingSpace::SegmentCost &cost : costs)
-    temporaries.push_back(cost.temporaryBytes);
+    temporaries.push_back(z >= 2 ? cost.temporaryBytesSharded
+                                 : cost.temporaryBytes);
   RangeMax largestTemporaries = getRangeMax(temporaries);
   // The memory of a stage holding `ranges`: the model state of each, the
   // activations of every micro-batch in flight, under recomputation the

@@ -428,7 +428,7 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
     cost.communicationTime += s.ownDataTime + s.ownTensorTime;
     cost.sent += s.ownSent;
     cost.activationBytes += s.activationBytes;
-    double temporary = s.temporaryBytes;
+    double temporary = s.temporaryBytes, temporarySharded = s.temporaryBytes;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       if (isConstant(operand))
         continue;
@@ -445,9 +445,12 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
                      strategies[*from][choice[*from]].oncePerStep);
       // A weight read in another layout than its own gets a gradient in
       // that layout before it is reduced into its own.
-      if (weight && s.temporaryBytes > 0 && isFloatTensor(operand) &&
-          *produced != s.operands[i])
-        temporary += getValueBytes(operand) / s.operands[i].getShards(mesh);
+      if (weight && s.temporaryBytes > 0 && isFloatTensor(operand)) {
+        double bytes = getValueBytes(operand) / s.operands[i].getShards(mesh);
+        temporarySharded += bytes;
+        if (*produced != s.operands[i])
+          temporary += bytes;
+      }
       if (weight && s.tensorFactor >= 0 &&
           s.operands[i].getSplitDim(kTensorAxis) < 0 &&
           partialWeights.insert(operand).second)
@@ -465,6 +468,8 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
       }
     }
     cost.temporaryBytes = std::max(cost.temporaryBytes, temporary);
+    cost.temporaryBytesSharded =
+        std::max(cost.temporaryBytesSharded, temporarySharded);
   };
   // Units after the second of a repeat cost what the second costs (the
   // first differs only in where its input comes from).

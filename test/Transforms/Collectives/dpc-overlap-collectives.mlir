@@ -54,3 +54,28 @@ func.func @zero3(%w1: tensor<2x4xf32>, %w2: tensor<2x4xf32>,
   %y3 = dpc.matmul %b, %g3 {dpc.phase = #dpc.phase<backward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %y3 : tensor<4x4xf32>
 }
+
+// Gradients reduce-scattered into their shards (ZeRO-2) and returned: each
+// is waited for right after the next one starts, not all at the end, so
+// that at most two whole gradients are held while they are reduced.
+// CHECK-LABEL: func.func @zero2
+func.func @zero2(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>)
+    -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  // CHECK-NEXT: %[[G1:.*]] = dpc.exp %arg0
+  // CHECK-NEXT: %[[S1:.*]] = dpc.reduce_scatter %[[G1]] {{.*}}async
+  // CHECK-NEXT: %[[G2:.*]] = dpc.exp %arg1
+  // CHECK-NEXT: %[[S2:.*]] = dpc.reduce_scatter %[[G2]] {{.*}}async
+  // CHECK-NEXT: %[[W1:.*]] = dpc.wait %[[S1]]
+  // CHECK-NEXT: %[[G3:.*]] = dpc.neg %arg1
+  // CHECK-NEXT: %[[S3:.*]] = dpc.reduce_scatter %[[G3]] {{.*}}async
+  // CHECK-NEXT: %[[W2:.*]] = dpc.wait %[[S2]]
+  // CHECK-NEXT: %[[W3:.*]] = dpc.wait %[[S3]]
+  // CHECK-NEXT: return %[[W1]], %[[W2]], %[[W3]]
+  %g1 = dpc.exp %a : tensor<4x4xf32>
+  %s1 = dpc.reduce_scatter %g1 over @plan ["dp"] <sum> dim 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+  %g2 = dpc.exp %b : tensor<4x4xf32>
+  %s2 = dpc.reduce_scatter %g2 over @plan ["dp"] <sum> dim 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+  %g3 = dpc.neg %b : tensor<4x4xf32>
+  %s3 = dpc.reduce_scatter %g3 over @plan ["dp"] <sum> dim 0 : tensor<4x4xf32> -> tensor<2x4xf32>
+  return %s1, %s2, %s3 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}

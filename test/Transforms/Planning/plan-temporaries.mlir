@@ -1,6 +1,7 @@
 // RUN: dpc-opt %s --train --optimizer=sgd -o %t.mlir
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --plan-report=- -o /dev/null | FileCheck %s
 // RUN: dpc-opt %t.mlir -dpc-plan="mesh=2 dp=2 tp=1" -dpc-plan-report -o /dev/null | FileCheck %s --check-prefix=TABLE
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=2 --plan-report=- -o /dev/null | FileCheck %s --check-prefix=ZERO2
 
 // A stage holds, besides model state and stored activations, the
 // gradients of its largest op's backward. Data parallel over 2 (4 rows per
@@ -16,6 +17,11 @@
 // CHECK-NEXT: "parameters": 81920,
 // CHECK-NEXT: "temporaries": 4352,
 // CHECK-NEXT: "total": 172544
+// Under ZeRO-2 every weight's gradient is made whole before it is
+// reduce-scattered into the rank's shard: the up-projection's backward
+// holds its 64x256 floats beside its output's gradient, 65536 + 4096.
+// ZERO2: "gradients": 40960,
+// ZERO2: "temporaries": 69632,
 // TABLE: stage segments devices parameters params grads optim activ temp total GiB
 
 func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},

@@ -89,8 +89,11 @@ public:
     double perStepTime = 0.0;
     double activationBytes = 0.0;
     /// The most bytes per device one op's backward holds besides stored
-    /// activations and model state (MemoryBreakdown::temporaries).
-    double temporaryBytes = 0.0;
+    /// activations and model state (MemoryBreakdown::temporaries); the
+    /// same where gradients are kept sharded over the data axis (ZeRO-2
+    /// and 3), so that every weight's gradient is made whole (in the op's
+    /// layout) before it is reduce-scattered into its shard.
+    double temporaryBytes = 0.0, temporaryBytesSharded = 0.0;
     /// Bytes each device sends per micro-batch in the segment's layout
     /// changes, forward and backward, by axis (stageAxis unused).
     CommunicationVolume sent;
