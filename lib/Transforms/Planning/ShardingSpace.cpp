@@ -138,12 +138,12 @@ ShardingSpace::getEdgeSentBytes(Value value, const TensorSharding &from,
   return sent;
 }
 
-/// `'dpc.matmul' at loc("model.onnx":3:1)`, or the argument's position.
 static bool isFloatTensor(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   return type && isa<FloatType>(type.getElementType());
 }
 
+/// `'dpc.matmul' at loc("model.onnx":3:1)`, or the argument's position.
 static std::string describe(Operation *op) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -318,7 +318,8 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
           constraints ? constraints->lookup(op) : nullptr)
     restrictTo(options, *fixed, describe(op), op->getLoc());
 
-  // Whether the op's backward holds gradients of its own (getTemporaries).
+  // Whether the op's backward holds gradients of its own
+  // (Strategy::temporaryBytes).
   bool holdsGradients =
       touchesBatch && !(shardable && shardable.getShardingRule().isPointwise());
   SmallVector<double> time;
@@ -444,7 +445,8 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
                     (operand.getDefiningOp() &&
                      strategies[*from][choice[*from]].oncePerStep);
       // A weight read in another layout than its own gets a gradient in
-      // that layout before it is reduced into its own.
+      // that layout before it is reduced into its own; under ZeRO-2/3 every
+      // weight's is made whole before it is reduce-scattered.
       if (weight && s.temporaryBytes > 0 && isFloatTensor(operand)) {
         double bytes = getValueBytes(operand) / s.operands[i].getShards(mesh);
         temporarySharded += bytes;
