@@ -47,6 +47,36 @@ def build_steps(exported, outdir, *flags):
     return paths
 
 
+_artifacts = {}
+_artifact_dir = None
+
+
+def compile_artifact_once(dpc_opt, step, flags, path):
+    """`dpc-opt step *flags -o path` (an --emit=cpu/cuda artifact, a
+    directory), compiled once per step contents and flags in a session:
+    later calls get a copy of the first artifact, so a test that edits its
+    own edits a copy. Returns (returncode, stderr) of the compile."""
+    import atexit
+    import hashlib
+    import subprocess
+    import tempfile
+    global _artifact_dir
+    with open(step, "rb") as f:
+        key = (hashlib.sha256(f.read()).hexdigest(), tuple(flags))
+    if key not in _artifacts:
+        if _artifact_dir is None:
+            _artifact_dir = tempfile.mkdtemp(prefix="dpc-artifacts-")
+            atexit.register(shutil.rmtree, _artifact_dir, True)
+        cached = os.path.join(_artifact_dir, "%d.dpc" % len(_artifacts))
+        r = subprocess.run([dpc_opt, step, *flags, "-o", cached],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            return r.returncode, r.stderr
+        _artifacts[key] = cached
+    shutil.copytree(_artifacts[key], path)
+    return 0, ""
+
+
 def export_for_training(model, x, target, path):
     """Exports models.WithLoss `model` as PyTorch exports a training graph
     (inputs x and target; outputs loss and logits) and returns the model."""

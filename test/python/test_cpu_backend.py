@@ -23,7 +23,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import build_steps
+from conftest import build_steps, compile_artifact_once
 
 from dpc import models, tensor_name, tools
 from dpc.train import initial_inputs
@@ -86,9 +86,9 @@ def reference(steps, exported, name):
 
 
 def compile_artifact(step, flags, path):
-    r = subprocess.run([DPC_OPT, step, *flags, "--partition", "--emit=cpu", "-o", path],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    code, stderr = compile_artifact_once(DPC_OPT, step, [*flags, "--partition", "--emit=cpu"],
+                                         path)
+    assert code == 0, stderr
     return json.load(open(os.path.join(path, "manifest.json")))
 
 

@@ -20,7 +20,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import build_steps
+from conftest import build_steps, compile_artifact_once
 from test_cpu_backend import (DPC_OPT, DPC_RUN, LAYOUTS, MODEL_STEPS, STEP_FLAGS, STEPS,
                               assert_equals_one_device, load_outputs, reference, steps,
                               train_artifact, write_inputs)
@@ -61,9 +61,9 @@ def variants(steps, exported, tmp_path_factory):
 
 def compile_cuda(step, flags, path, emulate=True):
     extra = ["--cuda-emulation"] if emulate else []
-    r = subprocess.run([DPC_OPT, step, *flags, "--partition", "--emit=cuda", *extra,
-                        "-o", path], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    code, stderr = compile_artifact_once(
+        DPC_OPT, step, [*flags, "--partition", "--emit=cuda", *extra], path)
+    assert code == 0, stderr
     return json.load(open(os.path.join(path, "manifest.json")))
 
 

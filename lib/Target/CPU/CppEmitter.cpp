@@ -617,9 +617,10 @@ LogicalResult ProgramEmitter::emitFusedReduction(Operation *op,
        << index << " = " << name(leaf) << ";\n";
   if (!isCuda())
     emitCheckFlags(chain, "    ");
-  os << "    " << kernels() << "reduceElements(" << (isCuda() ? "ctx, " : "")
-     << dims(chain.shape) << ", " << dims(reduced) << ", " << kernels()
-     << "ReduceKind::" << kind << ", " << name(op->getResult(0)) << ", "
+  os << "    " << kernels() << "reduceElements<" << kernels()
+     << "ReduceKind::" << kind << ">(" << (isCuda() ? "ctx, " : "")
+     << dims(chain.shape) << ", " << dims(reduced) << ", "
+     << name(op->getResult(0)) << ", "
      << (isCuda() ? "[=] DPC_HOST_DEVICE" : "[&]") << "(int64_t i) {\n";
   // Fusion.cpp fuses no chain that broadcasts into a reduction.
   assert(!chain.nested && "a reduction's chain is read at flat indices");

@@ -17,11 +17,49 @@
 using namespace dpc::cpu;
 using namespace dpc::cpu::detail;
 
+reduction::Layout dpc::cpu::reduction::getLayout(Dims shape, Dims dims) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> isReduced(rank, false);
+  for (int64_t dim : dims)
+    isReduced[dim] = true;
+  Layout layout;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t size = shape.begin()[d];
+    layout.inCount *= size;
+    (isReduced[d] ? layout.reducedCount : layout.outCount) *= size;
+    if (size == 1)
+      continue;
+    if (!layout.runs.empty() && layout.runs.back().reduced == isReduced[d])
+      layout.runs.back().size *= size;
+    else
+      layout.runs.push_back({size, isReduced[d]});
+  }
+  if (layout.runs.empty())
+    layout.runs.push_back({1, false});
+  layout.outStrides.assign(layout.runs.size(), 0);
+  for (int64_t d = static_cast<int64_t>(layout.runs.size()) - 1, stride = 1;
+       d >= 0; --d)
+    if (!layout.runs[d].reduced) {
+      layout.outStrides[d] = stride;
+      stride *= layout.runs[d].size;
+    }
+  return layout;
+}
+
 template <typename T>
 void dpc::cpu::reduce(const T *input, Dims inputShape, Dims dims,
                       ReduceKind kind, T *out) {
-  reduceElements(inputShape, dims, kind, out,
-                 [input](int64_t i) { return input[i]; });
+  auto read = [input](int64_t i) { return input[i]; };
+  switch (kind) {
+  case ReduceKind::Sum:
+    return reduceElements<ReduceKind::Sum>(inputShape, dims, out, read);
+  case ReduceKind::Mean:
+    return reduceElements<ReduceKind::Mean>(inputShape, dims, out, read);
+  case ReduceKind::Max:
+    return reduceElements<ReduceKind::Max>(inputShape, dims, out, read);
+  case ReduceKind::Min:
+    return reduceElements<ReduceKind::Min>(inputShape, dims, out, read);
+  }
 }
 
 template <typename T>

@@ -12,13 +12,13 @@ func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
   // CHECK: float *[[NORM:v[0-9]+]] = static_cast<float *>(results[0]);
   // CHECK-NEXT: {
   // CHECK-NEXT: const float *in0 = v0;
-  // CHECK-NEXT: dpc::cpu::reduceElements({4, 8}, {0, 1}, dpc::cpu::ReduceKind::Sum, [[NORM]], [&](int64_t i) {
+  // CHECK-NEXT: dpc::cpu::reduceElements<dpc::cpu::ReduceKind::Sum>({4, 8}, {0, 1}, [[NORM]], [&](int64_t i) {
   // CHECK-NEXT: const float x0 = in0[i];
   // CHECK-NEXT: const float t0 = (x0) * (x0);
   // CHECK-NEXT: return t0;
   // CHECK-NEXT: });
   // CHECK-NEXT: }
-  // CUDA: dpc::cuda::reduceElements(ctx, {4, 8}, {0, 1}, dpc::cuda::ReduceKind::Sum, {{v[0-9]+}}, [=] DPC_HOST_DEVICE(int64_t i) {
+  // CUDA: dpc::cuda::reduceElements<dpc::cuda::ReduceKind::Sum>(ctx, {4, 8}, {0, 1}, {{v[0-9]+}}, [=] DPC_HOST_DEVICE(int64_t i) {
   // CUDA-NEXT: const float x0 = in0[i];
   // CUDA-NEXT: const float t0 = (x0) * (x0);
   // CUDA-NEXT: return t0;
@@ -26,7 +26,7 @@ func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
   %norm = dpc.reduce_sum %sq [0, 1] : tensor<4x8xf32> -> tensor<f32>
 
   // A chain of two ops, a scalar constant a literal, into a mean.
-  // CHECK: dpc::cpu::reduceElements({4, 8}, {1}, dpc::cpu::ReduceKind::Mean, {{v[0-9]+}}, [&](int64_t i) {
+  // CHECK: dpc::cpu::reduceElements<dpc::cpu::ReduceKind::Mean>({4, 8}, {1}, {{v[0-9]+}}, [&](int64_t i) {
   // CHECK-NEXT: const float x0 = in0[i];
   // CHECK-NEXT: const float t0 = (x0) * (float(5.00000000000000000e-01));
   // CHECK-NEXT: const float t1 = std::exp(t0);
@@ -50,13 +50,13 @@ func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
   // An integer division checks its divisor inside the reduction's walk and
   // fails after it, naming the reduction.
   // CHECK: bool dpc_divisor_zero = false;
-  // CHECK-NEXT: dpc::cpu::reduceElements({4, 8}, {1}, dpc::cpu::ReduceKind::Sum, {{v[0-9]+}}, [&](int64_t i) {
+  // CHECK-NEXT: dpc::cpu::reduceElements<dpc::cpu::ReduceKind::Sum>({4, 8}, {1}, {{v[0-9]+}}, [&](int64_t i) {
   // CHECK: dpc_divisor_zero = true
   // CHECK: return t0;
   // CHECK-NEXT: });
   // CHECK-NEXT: if (dpc_divisor_zero)
   // CHECK-NEXT: return fail(host, "dpc.reduce_sum at {{.*}}", "integer division by zero");
-  // CUDA: dpc::cuda::reduceElements(ctx, {4, 8}, {1}, dpc::cuda::ReduceKind::Sum, {{v[0-9]+}}, [=] DPC_HOST_DEVICE(int64_t i) {
+  // CUDA: dpc::cuda::reduceElements<dpc::cuda::ReduceKind::Sum>(ctx, {4, 8}, {1}, {{v[0-9]+}}, [=] DPC_HOST_DEVICE(int64_t i) {
   // CUDA-NEXT: bool dpc_divisor_zero = false;
   // CUDA: if (dpc_divisor_zero)
   // CUDA-NEXT: dpc::cuda::raise(faults, {{[0-9]+}}, dpc::cuda::Fault::DivisionByZero);

@@ -10,7 +10,8 @@
 // The walk merges adjacent dimensions that are both reduced or both kept
 // (and drops those of size 1), then visits the input once in order: the
 // innermost run either folds into one output element or combines element
-// by element into a run of outputs, both tight loops.
+// by element into a run of outputs, both tight loops. Only those loops
+// are templates of the reader; the merging is the library's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,19 +88,61 @@ struct Min {
   }
 };
 
+/// A reduction's input after merging, and its counts.
+struct Layout {
+  std::vector<Run> runs;
+  /// The position of each run's index in the output (0 on reduced runs).
+  std::vector<int64_t> outStrides;
+  int64_t inCount = 1, outCount = 1, reducedCount = 1;
+};
+
+/// Reducing `dims` of a tensor of `shape`: adjacent dimensions that are
+/// both reduced or both kept merged into runs (never none), those of size
+/// 1 dropped.
+Layout getLayout(Dims shape, Dims dims);
+
+/// Floats accumulate in double, integers in (wrapping) int64.
+template <typename T>
+using Accumulator = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+
+template <typename T> Accumulator<T> getInitial(ReduceKind kind) {
+  using Acc = Accumulator<T>;
+  if (kind == ReduceKind::Max)
+    return std::is_floating_point_v<T> ? -std::numeric_limits<Acc>::infinity()
+                                       : std::numeric_limits<Acc>::min();
+  if (kind == ReduceKind::Min)
+    return std::is_floating_point_v<T> ? std::numeric_limits<Acc>::infinity()
+                                       : std::numeric_limits<Acc>::max();
+  return Acc(0);
+}
+
+/// Writes the accumulated outputs as T: a mean divided by the count (of
+/// integers truncating toward zero; of nothing, NaN).
+template <typename T>
+void finish(ReduceKind kind, const Layout &layout, const Accumulator<T> *acc,
+            T *out) {
+  for (int64_t i = 0; i < layout.outCount; ++i) {
+    Accumulator<T> result = acc[i];
+    if (kind == ReduceKind::Mean) {
+      if constexpr (std::is_floating_point_v<T>)
+        result /= static_cast<double>(layout.reducedCount);
+      else
+        result = layout.reducedCount ? result / layout.reducedCount : 0;
+    }
+    out[i] = static_cast<T>(result);
+  }
+}
+
 /// Combines every element of the input (`value(i)`, an Acc) into `acc` by
-/// `op`; `runs` (non-empty, sizes > 0) describe the input, `outStrides`
-/// the position of each run's index in `acc` (0 on reduced runs).
+/// `op`: the innermost run either folds into one output element or
+/// combines element by element into a run of outputs.
 template <typename T, typename Acc, typename Op, typename Value>
-void accumulate(const std::vector<Run> &runs,
-                const std::vector<int64_t> &outStrides, Acc *acc, Op op,
-                Value value) {
+void accumulate(const Layout &layout, Acc *acc, Op op, Value value) {
+  const std::vector<Run> &runs = layout.runs;
   int64_t rank = static_cast<int64_t>(runs.size());
   int64_t inner = runs.back().size;
   bool innerReduced = runs.back().reduced;
-  int64_t outerCount = 1;
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    outerCount *= runs[d].size;
+  int64_t outerCount = layout.inCount / inner;
   std::vector<int64_t> index(rank, 0);
   int64_t offset = 0;
   for (int64_t o = 0, base = 0; o < outerCount; ++o, base += inner) {
@@ -116,10 +159,10 @@ void accumulate(const std::vector<Run> &runs,
         acc[offset] = op(acc[offset], value(base + j));
     }
     for (int64_t d = rank - 2; d >= 0; --d) {
-      offset += outStrides[d];
+      offset += layout.outStrides[d];
       if (++index[d] < runs[d].size)
         break;
-      offset -= outStrides[d] * runs[d].size;
+      offset -= layout.outStrides[d] * runs[d].size;
       index[d] = 0;
     }
   }
@@ -128,81 +171,24 @@ void accumulate(const std::vector<Run> &runs,
 } // namespace reduction
 
 /// Reduces `dims` of a tensor of `shape` whose element at flat index i is
-/// `read(i)` (a T); the output has the remaining elements in order.
-template <typename T, typename Read>
-void reduceElements(Dims shape, Dims dims, ReduceKind kind, T *out,
-                    Read read) {
-  using reduction::Run;
-  int64_t rank = static_cast<int64_t>(shape.size());
-  std::vector<bool> isReduced(rank, false);
-  for (int64_t dim : dims)
-    isReduced[dim] = true;
-  int64_t reducedCount = 1, outCount = 1, inCount = 1;
-  std::vector<Run> runs;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t size = shape.begin()[d];
-    inCount *= size;
-    (isReduced[d] ? reducedCount : outCount) *= size;
-    if (size == 1)
-      continue;
-    if (!runs.empty() && runs.back().reduced == isReduced[d])
-      runs.back().size *= size;
-    else
-      runs.push_back({size, isReduced[d]});
-  }
-  if (runs.empty())
-    runs.push_back({1, false});
-  std::vector<int64_t> outStrides(runs.size(), 0);
-  for (int64_t d = static_cast<int64_t>(runs.size()) - 1, stride = 1; d >= 0;
-       --d)
-    if (!runs[d].reduced) {
-      outStrides[d] = stride;
-      stride *= runs[d].size;
-    }
-
-  // Floats accumulate in double, integers in (wrapping) int64.
-  using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-  Acc lowest, highest;
-  if constexpr (std::is_floating_point_v<T>) {
-    highest = std::numeric_limits<Acc>::infinity();
-    lowest = -highest;
-  } else {
-    lowest = std::numeric_limits<Acc>::min();
-    highest = std::numeric_limits<Acc>::max();
-  }
-  Acc initial = kind == ReduceKind::Max   ? lowest
-                : kind == ReduceKind::Min ? highest
-                                          : Acc(0);
-  std::vector<Acc> acc(outCount, initial);
+/// `read(i)` (a T); the output has the remaining elements in order. The
+/// kind is a template argument, so that a compiled program instantiates
+/// one walk per reduction it fuses.
+template <ReduceKind Kind, typename T, typename Read>
+void reduceElements(Dims shape, Dims dims, T *out, Read read) {
+  using Acc = reduction::Accumulator<T>;
+  reduction::Layout layout = reduction::getLayout(shape, dims);
+  std::vector<Acc> acc(layout.outCount, reduction::getInitial<T>(Kind));
   auto value = [&](int64_t i) { return static_cast<Acc>(read(i)); };
-  if (inCount > 0) {
-    switch (kind) {
-    case ReduceKind::Sum:
-    case ReduceKind::Mean:
-      reduction::accumulate<T>(runs, outStrides, acc.data(), reduction::Add(),
-                               value);
-      break;
-    case ReduceKind::Max:
-      reduction::accumulate<T>(runs, outStrides, acc.data(), reduction::Max(),
-                               value);
-      break;
-    case ReduceKind::Min:
-      reduction::accumulate<T>(runs, outStrides, acc.data(), reduction::Min(),
-                               value);
-      break;
-    }
+  if (layout.inCount > 0) {
+    if constexpr (Kind == ReduceKind::Max)
+      reduction::accumulate<T>(layout, acc.data(), reduction::Max(), value);
+    else if constexpr (Kind == ReduceKind::Min)
+      reduction::accumulate<T>(layout, acc.data(), reduction::Min(), value);
+    else
+      reduction::accumulate<T>(layout, acc.data(), reduction::Add(), value);
   }
-  for (int64_t i = 0; i < outCount; ++i) {
-    Acc result = acc[i];
-    // The mean of integers truncates toward zero; of nothing, is NaN.
-    if (kind == ReduceKind::Mean) {
-      if constexpr (std::is_floating_point_v<T>)
-        result /= static_cast<double>(reducedCount);
-      else
-        result = reducedCount ? result / reducedCount : 0;
-    }
-    out[i] = static_cast<T>(result);
-  }
+  reduction::finish(Kind, layout, acc.data(), out);
 }
 
 } // namespace dpc::cpu

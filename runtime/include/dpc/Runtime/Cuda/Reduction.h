@@ -143,6 +143,14 @@ void reduceElements(Context *context, Shape shape, Shape dims, ReduceKind kind,
       });
 }
 
+/// reduceElements with the kind as a template argument, as the CPU
+/// library's is, so that a compiled program calls both alike.
+template <ReduceKind Kind, typename T, typename Read>
+void reduceElements(Context *context, Shape shape, Shape dims, T *out,
+                    Read read) {
+  reduceElements(context, shape, dims, Kind, out, read);
+}
+
 /// Reduces `dims` (ascending) of `input` (reduceElements reading memory).
 template <typename T>
 void reduce(Context *context, const T *input, Shape shape, Shape dims,
