@@ -53,6 +53,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.tensorParallel = options.tensorParallel;
   plan.pipelineParallel = options.pipelineParallel;
   plan.zeroStage = options.zeroStage;
+  plan.bucketCapMb = options.bucketCapMb;
   plan.schedule = options.pipelineSchedule;
   plan.chunks = options.pipelineChunks;
   plan.recompute = options.recompute;

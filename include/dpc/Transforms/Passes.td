@@ -200,6 +200,9 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
            "A cluster preset or a cluster FILE.json">,
     Option<"memoryLimit", "memory-limit", "double", /*default=*/"0",
            "GiB per device (0: the device's capacity)">,
+    Option<"bucketCapMb", "bucket-cap-mb", "double", /*default=*/"25",
+           "The most a bucket of collectives holds, in MiB (ZeRO-3 holds "
+           "two of parameters gathered whole)">,
     Option<"dataParallel", "dp", "int64_t", /*default=*/"0",
            "Data-parallel degree (0: chosen)">,
     Option<"tensorParallel", "tp", "int64_t", /*default=*/"0",
@@ -375,7 +378,12 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
     than the cap is a bucket of its own. All-gathers along dimension 0 (the
     updated parameter blocks of ZeRO) are bucketed alike: one all-gather of
     the concatenated blocks, each parameter concatenated back from its piece
-    of every rank's part.
+    of every rank's part; the cap bounds the gathered bucket. Gathers of the
+    function's arguments (ZeRO-3's parameter blocks, gathered in each pass
+    that reads them) are first moved to just before their first reader; a
+    bucket of them is placed where its first member was and never spans two
+    passes, so buckets follow the order in which each pass reads the
+    parameters.
 
     ```mlir
     %a = dpc.all_reduce %ga over @plan ["dp"] <sum> : tensor<16x32xf32>

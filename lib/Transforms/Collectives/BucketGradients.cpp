@@ -10,7 +10,11 @@
 // the next op needs. ZeRO's all-gathers of the updated parameter blocks
 // (along dimension 0) are bucketed alike: the gathered bucket holds each
 // rank's concatenated blocks in turn, and each parameter is put back
-// together from its block in every rank's part.
+// together from its block in every rank's part. ZeRO-3's gathers of the
+// parameter blocks the function takes go the other way: each is first
+// moved to just before its first reader, and a bucket of them, all ready
+// from the start, is gathered where its first member was, so that buckets
+// follow the order in which the pass reads the parameters.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +43,31 @@ bool isUnusedBefore(Operation *op, Operation *point) {
     Operation *ancestor = point->getBlock()->findAncestorOpInBlock(*user);
     return ancestor && point->isBeforeInBlock(ancestor);
   });
+}
+
+/// Whether `value` is an argument of `block`: ready wherever in it.
+bool isArgumentOf(Block &block, Value value) {
+  auto argument = dyn_cast<BlockArgument>(value);
+  return argument && argument.getOwner() == &block;
+}
+
+/// Whether `op` is bucketed where its bucket opens: a gather of an
+/// argument of its block.
+template <typename Op> bool isBucketedEarly(Op op) {
+  if constexpr (std::is_same_v<Op, AllGatherOp>)
+    return isArgumentOf(*op->getBlock(), op.getInput());
+  return false;
+}
+
+/// Moves each gather of an argument of `block` to just before its first
+/// reader: where it was made may be far earlier (the backward pass's
+/// transposed weights are made where it begins, and moved to their readers
+/// only as consumers of the gather).
+void placeArgumentGathers(Block &block) {
+  for (AllGatherOp gather : llvm::to_vector(block.getOps<AllGatherOp>()))
+    if (isArgumentOf(block, gather.getInput()) && !gather.getAsync())
+      if (Operation *reader = getFirstReader(block, gather.getResult()))
+        gather->moveBefore(reader);
 }
 
 /// Replaces `members` by one all-reduce of their concatenation, placed
@@ -89,12 +118,16 @@ void fuse(ArrayRef<AllReduceOp> members) {
 /// Replaces `members`, all-gathers along dimension 0 over a group of k
 /// ranks, by one all-gather of their flattened, concatenated blocks: rank
 /// r's part of the result holds its blocks in order, so member i is the
-/// concatenation over r of its piece of part r.
+/// concatenation over r of its piece of part r. The bucket is placed where
+/// the first member was when every member gathers an argument of the
+/// block, else where the last was.
 void fuse(ArrayRef<AllGatherOp> members) {
   if (members.size() < 2)
     return;
   AllGatherOp last = members.back();
-  OpBuilder builder(last);
+  bool ready = llvm::all_of(
+      members, [](AllGatherOp member) { return isBucketedEarly(member); });
+  OpBuilder builder(ready ? members.front() : last);
   Location loc = builder.getFusedLoc(llvm::to_vector(
       llvm::map_range(members, [](AllGatherOp op) { return op.getLoc(); })));
   Type elementType =
@@ -163,6 +196,7 @@ struct BucketGradientsPass
 
   void bucketBlock(Block &block, int64_t capacity) {
     sinkConsumers(block);
+    placeArgumentGathers(block);
     bucket<AllReduceOp>(block, capacity, [](AllReduceOp op) -> Attribute {
       return op.getKindAttr();
     });
@@ -177,7 +211,11 @@ struct BucketGradientsPass
   /// `getKind` (null: the op is left alone).
   template <typename Op, typename KindFn>
   void bucket(Block &block, int64_t capacity, KindFn getKind) {
-    using Key = std::tuple<Attribute, Attribute, Attribute, Type>;
+    // The last field is the pass of an op whose input is an argument: its
+    // bucket is made where it opens, and must not reach into the next
+    // pass (ZeRO-3 holds no parameter whole from the forward pass into
+    // the backward pass).
+    using Key = std::tuple<Attribute, Attribute, Attribute, Type, Attribute>;
     SmallVector<std::pair<Op, Key>> ops;
     for (Op op : block.getOps<Op>()) {
       Attribute kind = getKind(op);
@@ -185,8 +223,11 @@ struct BucketGradientsPass
         continue;
       Type elementType =
           cast<RankedTensorType>(op.getInput().getType()).getElementType();
-      ops.push_back(
-          {op, Key{op.getMeshAttr(), op.getAxesAttr(), kind, elementType}});
+      Attribute pass;
+      if (isBucketedEarly(op))
+        pass = op->getAttr(DpcDialect::kPhaseAttrName);
+      ops.push_back({op, Key{op.getMeshAttr(), op.getAxesAttr(), kind,
+                             elementType, pass}});
     }
     // Reductions nobody reads before the last one of their kind
     // (gradients, read by the optimizer or returned) bucket among
@@ -200,16 +241,22 @@ struct BucketGradientsPass
                     std::pair<SmallVector<Op>, int64_t>>
         open;
     for (auto [op, kindKey] : ops) {
-      std::pair<Key, unsigned> key{kindKey,
-                                   isUnusedBefore(op, last[kindKey]) ? 1 : 0};
+      bool ready = isBucketedEarly(op);
+      std::pair<Key, unsigned> key{kindKey, ready ? 2
+                                            : isUnusedBefore(op, last[kindKey])
+                                                ? 1
+                                                : 0};
       auto &[members, bytes] = open[key];
-      int64_t size = int64_t(getSizeInBytes(op.getInput().getType()));
-      // The bucket moves to `op`: its members' results must not be read
-      // before, and it must not overflow.
-      bool fits =
-          bytes + size <= capacity && llvm::all_of(members, [&](Op member) {
-            return isUnusedBefore(member, op);
-          });
+      // What a bucket holds is its result: a gathered bucket is the
+      // group's size times its blocks.
+      int64_t size = int64_t(getSizeInBytes(op.getType()));
+      // The bucket must not overflow; unless its inputs are all ready
+      // where it opens, it moves to `op`, so its members' results must not
+      // be read before.
+      bool fits = bytes + size <= capacity &&
+                  (ready || llvm::all_of(members, [&](Op member) {
+                     return isUnusedBefore(member, op);
+                   }));
       if (!fits) {
         fuse(members);
         members.clear();

@@ -38,11 +38,12 @@ struct OverlapCollectivesPass
     for (Operation &op : block)
       if (isCommunicating(&op) && !op.hasAttr("async"))
         collectives.push_back(&op);
-    // A gather of an argument (a ZeRO-3 parameter) started as soon as it
-    // could be would hold every whole parameter from the block's start: it
-    // starts one gather ahead instead, when the previous one's first reader
-    // runs, as ZeRO-3's prefetch does, and not before its pass begins (its
-    // first computing op: a constant of the pass may be made earlier).
+    // A gather of arguments (a ZeRO-3 parameter, or a bucket of them)
+    // started as soon as it could be would hold every whole parameter from
+    // the block's start: it starts one gather ahead instead, when the
+    // previous one's first reader runs, as ZeRO-3's prefetch does, and not
+    // before its pass begins (its first computing op: a constant of the
+    // pass may be made earlier).
     DenseMap<Attribute, Operation *> passBegins;
     for (Operation &op : block)
       if (Attribute phase = op.getAttr(DpcDialect::kPhaseAttrName);
@@ -51,7 +52,7 @@ struct OverlapCollectivesPass
         passBegins.try_emplace(phase, &op);
     SmallVector<std::pair<Operation *, Operation *>> parameterGathers;
     for (Operation *op : collectives)
-      if (isa<AllGatherOp>(op) && isa<BlockArgument>(op->getOperand(0)))
+      if (isa<AllGatherOp>(op) && isMadeFromArguments(block, op->getOperand(0)))
         if (Operation *reader = getFirstReader(block, op->getResult(0)))
           parameterGathers.push_back({reader, op});
     llvm::sort(parameterGathers, [](auto &a, auto &b) {
@@ -73,7 +74,7 @@ struct OverlapCollectivesPass
     DenseMap<Operation *, Operation *> lastStarted;
     for (Operation *op : collectives) {
       if (Operation *reader = prefetchAt.lookup(op)) {
-        op->moveBefore(reader);
+        moveWithOperands(op, reader);
       } else {
         Operation *after = nullptr;
         Value input = op->getOperand(0);

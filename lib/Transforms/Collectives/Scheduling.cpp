@@ -26,6 +26,26 @@ Operation *mlir::dpc::getFirstReader(Block &block, Value value) {
   return first;
 }
 
+bool mlir::dpc::isMadeFromArguments(Block &block, Value value) {
+  if (auto argument = dyn_cast<BlockArgument>(value))
+    return argument.getOwner() == &block;
+  Operation *def = value.getDefiningOp();
+  return def->getBlock() == &block && isPure(def) &&
+         def->getNumRegions() == 0 && def->getNumResults() == 1 &&
+         value.hasOneUse() && def->getNumOperands() > 0 &&
+         llvm::all_of(def->getOperands(), [&](Value operand) {
+           return isMadeFromArguments(block, operand);
+         });
+}
+
+void mlir::dpc::moveWithOperands(Operation *op, Operation *point) {
+  op->moveBefore(point);
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp();
+        def && def->getBlock() == op->getBlock())
+      moveWithOperands(def, op);
+}
+
 /// Whether `value` is a tensor of more than one element: scalars cost
 /// nothing to keep.
 static bool holdsMemory(Value value) {

@@ -32,6 +32,17 @@ void sinkRecomputation(Block &block);
 /// nested in it), or null.
 Operation *getFirstReader(Block &block, Value value);
 
+/// Whether `value` is an argument of `block`, or is computed from its
+/// arguments alone by pure ops of the block whose results only lead to
+/// it (a bucket of parameter blocks: reshaped, concatenated): it can be
+/// made anywhere in the block.
+bool isMadeFromArguments(Block &block, Value value);
+
+/// Moves `op` to just before `point`, and the ops of its block that make
+/// its operands just before it, recursively; only valid where those ops
+/// lead to nothing else (isMadeFromArguments).
+void moveWithOperands(Operation *op, Operation *point);
+
 } // namespace mlir::dpc
 
 #endif // DPC_LIB_TRANSFORMS_COLLECTIVES_SCHEDULING_H

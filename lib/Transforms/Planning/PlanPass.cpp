@@ -77,8 +77,15 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
           << " is outside [0, 1]";
       return signalPassFailure();
     }
+    if (!(bucketCapMb > 0) || bucketCapMb > 1e6) {
+      emitError(module.getLoc(), "--bucket-cap-mb=")
+          << llvm::formatv("{0}", double(bucketCapMb))
+          << " is outside (0, 1e6]";
+      return signalPassFailure();
+    }
     PlannerOptions options;
     options.memoryLimit = memoryLimit * 1024.0 * 1024.0 * 1024.0;
+    options.bucketCapBytes = bucketCapMb * 1024.0 * 1024.0;
     options.dataParallel = dataParallel;
     options.tensorParallel = tensorParallel;
     options.pipelineParallel = pipelineParallel;

@@ -463,6 +463,8 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                            builder.getI64IntegerAttr(plan.zeroStage)),
       builder.getNamedAttr("memory_limit_bytes",
                            builder.getF64FloatAttr(plan.memoryLimit)),
+      builder.getNamedAttr("bucket_cap_bytes",
+                           builder.getF64FloatAttr(plan.bucketCapBytes)),
       builder.getNamedAttr("step_time_s",
                            builder.getF64FloatAttr(plan.stepTime)),
       // What a backend's measured peak is compared with.

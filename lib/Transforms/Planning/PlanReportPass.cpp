@@ -58,6 +58,8 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     PlannerOptions options;
     if (auto limit = fields.getAs<FloatAttr>("memory_limit_bytes"))
       options.memoryLimit = limit.getValueAsDouble();
+    if (auto cap = fields.getAs<FloatAttr>("bucket_cap_bytes"))
+      options.bucketCapBytes = cap.getValueAsDouble();
     options.dataParallel = integer("dp");
     options.tensorParallel = integer("tp");
     options.pipelineParallel = integer("pp");

@@ -408,6 +408,12 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     MemoryBreakdown memory = getModelState(elements, mesh, z);
     memory.activations = inFlightOf[stage] * stored + working;
     memory.temporaries = temporary;
+    // ZeRO-3 holds parameters gathered whole: the bucket being read and
+    // the one prefetched behind it, at most the stage's own parameters.
+    if (z >= 3)
+      memory.temporaries +=
+          std::min(2.0 * options.bucketCapBytes,
+                   elements * graph.getGradientCommunicationBytes());
     return memory;
   };
   double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
@@ -725,6 +731,7 @@ FailureOr<Plan> Search::run(std::string &error) {
             // Each op's peak is its own element type's; MFU is against the
             // peak of the type most FLOPs run in, as papers report it.
             plan.memoryLimit = memoryLimit;
+            plan.bucketCapBytes = options.bucketCapBytes;
             for (Operation *op : graph.getForwardOps())
               if (std::optional<unsigned> node =
                       space.getNode(segmentation.getRepresentative(op))) {

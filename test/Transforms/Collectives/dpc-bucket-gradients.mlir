@@ -95,3 +95,47 @@ func.func @gathers(%a: tensor<2x2xf32>, %b: tensor<2xf32>) -> (tensor<4x2xf32>, 
   %gb = dpc.all_gather %b over @zero ["dp"] dim 0 : tensor<2xf32> -> tensor<4xf32>
   return %ga, %gb : tensor<4x2xf32>, tensor<4xf32>
 }
+
+// -----
+
+// ZeRO-3 gathers the parameter blocks the function takes in each pass that
+// reads them, all made where the pass begins: each moves to just before
+// its first reader, and a bucket of them, ready from the start, is made
+// where its first member was, so buckets follow the order in which the
+// pass reads the parameters (the backward pass reads w2 first) and none
+// holds a parameter whole from the forward pass into the backward pass.
+// Two blocks overflow the small cap: each is gathered alone, just before
+// its reader.
+dpc.mesh @z3 ["dp"=2]
+// CHECK-LABEL: func.func @zero3
+// SMALL-LABEL: func.func @zero3
+func.func @zero3(%x: tensor<600xf32>, %w1: tensor<300xf32>, %w2: tensor<300xf32>) -> tensor<600xf32> {
+  // CHECK: %[[F:.*]] = dpc.concat {{.*}} -> tensor<600xf32>
+  // CHECK-NEXT: %[[FG:.*]] = dpc.all_gather %[[F]] over @z3 ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<600xf32> -> tensor<1200xf32>
+  // CHECK: dpc.mul
+  // CHECK: dpc.mul
+  // CHECK: %[[R2:.*]] = dpc.reshape %arg2 : tensor<300xf32> -> tensor<300xf32>
+  // CHECK-NEXT: %[[R1:.*]] = dpc.reshape %arg1 : tensor<300xf32> -> tensor<300xf32>
+  // CHECK-NEXT: %[[B:.*]] = dpc.concat %[[R2]], %[[R1]] {axis = 0 : i64} : (tensor<300xf32>, tensor<300xf32>) -> tensor<600xf32>
+  // CHECK-NEXT: %[[BG:.*]] = dpc.all_gather %[[B]] over @z3 ["dp"] dim 0 {dpc.phase = #dpc.phase<backward>} : tensor<600xf32> -> tensor<1200xf32>
+  // CHECK: dpc.mul
+  // CHECK: dpc.mul
+  // CHECK-NOT: dpc.all_gather
+  // SMALL: dpc.all_gather %arg1 {{.*}}forward
+  // SMALL-NEXT: dpc.mul
+  // SMALL-NEXT: dpc.all_gather %arg2 {{.*}}forward
+  // SMALL-NEXT: dpc.mul
+  // SMALL-NEXT: dpc.all_gather %arg2 {{.*}}backward
+  // SMALL-NEXT: dpc.mul
+  // SMALL-NEXT: dpc.all_gather %arg1 {{.*}}backward
+  // SMALL-NEXT: dpc.mul
+  %f1 = dpc.all_gather %w1 over @z3 ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<300xf32> -> tensor<600xf32>
+  %f2 = dpc.all_gather %w2 over @z3 ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<300xf32> -> tensor<600xf32>
+  %y1 = dpc.mul %x, %f1 {dpc.phase = #dpc.phase<forward>} : (tensor<600xf32>, tensor<600xf32>) -> tensor<600xf32>
+  %y2 = dpc.mul %y1, %f2 {dpc.phase = #dpc.phase<forward>} : (tensor<600xf32>, tensor<600xf32>) -> tensor<600xf32>
+  %b1 = dpc.all_gather %w1 over @z3 ["dp"] dim 0 {dpc.phase = #dpc.phase<backward>} : tensor<300xf32> -> tensor<600xf32>
+  %b2 = dpc.all_gather %w2 over @z3 ["dp"] dim 0 {dpc.phase = #dpc.phase<backward>} : tensor<300xf32> -> tensor<600xf32>
+  %z2 = dpc.mul %y2, %b2 {dpc.phase = #dpc.phase<backward>} : (tensor<600xf32>, tensor<600xf32>) -> tensor<600xf32>
+  %z1 = dpc.mul %z2, %b1 {dpc.phase = #dpc.phase<backward>} : (tensor<600xf32>, tensor<600xf32>) -> tensor<600xf32>
+  return %z1 : tensor<600xf32>
+}

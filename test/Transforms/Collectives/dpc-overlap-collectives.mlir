@@ -55,6 +55,45 @@ func.func @zero3(%w1: tensor<2x4xf32>, %w2: tensor<2x4xf32>,
   return %y3 : tensor<4x4xf32>
 }
 
+// Buckets of parameter blocks (-dpc-bucket-gradients' flattened,
+// concatenated blocks: here one reshaped block each) are gathered one
+// bucket ahead like single blocks, each with the reshape that makes its
+// input: the second when the pass begins (its first matmul; the first
+// bucket's reader reshapes only), the third, made at the start with the
+// others, when the second's first reader runs.
+// CHECK-LABEL: func.func @zero3_buckets
+func.func @zero3_buckets(%w1: tensor<2x4xf32>, %w2: tensor<2x4xf32>,
+                         %w3: tensor<2x4xf32>, %x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // CHECK-NEXT: %[[F1:.*]] = dpc.reshape %arg0
+  // CHECK-NEXT: %[[G1:.*]] = dpc.all_gather %[[F1]] {{.*}}async
+  // CHECK-NEXT: %[[W1:.*]] = dpc.wait %[[G1]]
+  // CHECK-NEXT: %[[A1:.*]] = dpc.reshape %[[W1]]
+  // CHECK-NEXT: %[[F2:.*]] = dpc.reshape %arg1
+  // CHECK-NEXT: %[[G2:.*]] = dpc.all_gather %[[F2]] {{.*}}async
+  // CHECK-NEXT: %[[Y1:.*]] = dpc.matmul %arg3, %[[A1]]
+  // CHECK-NEXT: %[[W2:.*]] = dpc.wait %[[G2]]
+  // CHECK-NEXT: %[[F3:.*]] = dpc.reshape %arg2
+  // CHECK-NEXT: %[[G3:.*]] = dpc.all_gather %[[F3]] {{.*}}async
+  // CHECK-NEXT: %[[A2:.*]] = dpc.reshape %[[W2]]
+  // CHECK-NEXT: %[[Y2:.*]] = dpc.matmul %[[Y1]], %[[A2]]
+  // CHECK-NEXT: %[[W3:.*]] = dpc.wait %[[G3]]
+  // CHECK-NEXT: %[[A3:.*]] = dpc.reshape %[[W3]]
+  // CHECK-NEXT: dpc.matmul %[[Y2]], %[[A3]]
+  %f1 = dpc.reshape %w1 : tensor<2x4xf32> -> tensor<8xf32>
+  %g1 = dpc.all_gather %f1 over @plan ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<8xf32> -> tensor<16xf32>
+  %f2 = dpc.reshape %w2 : tensor<2x4xf32> -> tensor<8xf32>
+  %g2 = dpc.all_gather %f2 over @plan ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<8xf32> -> tensor<16xf32>
+  %f3 = dpc.reshape %w3 : tensor<2x4xf32> -> tensor<8xf32>
+  %g3 = dpc.all_gather %f3 over @plan ["dp"] dim 0 {dpc.phase = #dpc.phase<forward>} : tensor<8xf32> -> tensor<16xf32>
+  %a1 = dpc.reshape %g1 : tensor<16xf32> -> tensor<4x4xf32>
+  %y1 = dpc.matmul %x, %a1 {dpc.phase = #dpc.phase<forward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a2 = dpc.reshape %g2 : tensor<16xf32> -> tensor<4x4xf32>
+  %y2 = dpc.matmul %y1, %a2 {dpc.phase = #dpc.phase<forward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a3 = dpc.reshape %g3 : tensor<16xf32> -> tensor<4x4xf32>
+  %y3 = dpc.matmul %y2, %a3 {dpc.phase = #dpc.phase<forward>} : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y3 : tensor<4x4xf32>
+}
+
 // Gradients reduce-scattered into their shards (ZeRO-2) and returned: each
 // is waited for right after the next one starts, not all at the end, so
 // that at most two whole gradients are held while they are reduced.

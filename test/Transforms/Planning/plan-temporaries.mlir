@@ -2,6 +2,8 @@
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=0 --plan-report=- -o /dev/null | FileCheck %s
 // RUN: dpc-opt %t.mlir -dpc-plan="mesh=2 dp=2 tp=1" -dpc-plan-report -o /dev/null | FileCheck %s --check-prefix=TABLE
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=2 --plan-report=- -o /dev/null | FileCheck %s --check-prefix=ZERO2
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=3 --plan-report=- -o /dev/null | FileCheck %s --check-prefix=ZERO3
+// RUN: dpc-opt %t.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=3 --bucket-cap-mb=0.01 --plan-report=- -o /dev/null | FileCheck %s --check-prefix=ZERO3-SMALL
 
 // A stage holds, besides model state and stored activations, the
 // gradients of its largest op's backward. Data parallel over 2 (4 rows per
@@ -22,6 +24,13 @@
 // holds its 64x256 floats beside its output's gradient, 65536 + 4096.
 // ZERO2: "gradients": 40960,
 // ZERO2: "temporaries": 69632,
+// ZeRO-3 also holds parameters gathered whole: two buckets of
+// --bucket-cap-mb (the one read, the one prefetched), at most all of the
+// stage's (20480 floats, under the default 25 MiB); with 0.01 MiB buckets
+// 2 x 10485.76 bytes.
+// ZERO3: "parameters": 40960,
+// ZERO3: "temporaries": 151552,
+// ZERO3-SMALL: "temporaries": 90603.5
 // TABLE: stage segments devices parameters params grads optim activ temp total GiB
 
 func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},

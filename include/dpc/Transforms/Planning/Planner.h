@@ -29,6 +29,9 @@ struct PlannerOptions {
   Cluster cluster;
   /// Bytes per device; 0 means the device's memory capacity.
   double memoryLimit = 0.0;
+  /// The most a bucket of collectives holds (-dpc-bucket-gradients):
+  /// ZeRO-3 holds two buckets of parameters gathered whole.
+  double bucketCapBytes = 25.0 * 1024 * 1024;
   /// Degrees the user fixed (0: free).
   int64_t dataParallel = 0, tensorParallel = 0, pipelineParallel = 0;
   /// Tensor parallelism beyond one node is not searched unless asked for.
@@ -119,6 +122,7 @@ struct Plan {
   double modelFlops = 0.0;
   double mfu = 0.0;
   double memoryLimit = 0.0;
+  double bucketCapBytes = 0.0;
 
   /// Sharding of each result of every forward op (by representative) and
   /// of every parameter; the layouts each op's strategy takes its operands
