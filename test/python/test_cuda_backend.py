@@ -204,8 +204,9 @@ def test_check_sync_reads_the_device_copies(steps, exported, tmp_path):
 @pytest.mark.skipif(not HAS_NVCC or os.path.exists("/dev/nvidia0"),
                     reason="needs the CUDA toolkit and no GPU")
 def test_without_a_gpu_a_cuda_artifact_is_refused(steps, tmp_path):
+    # The layout test_nvcc_builds_the_artifact built: its artifact is reused.
     artifact = str(tmp_path / "model.dpc")
-    compile_cuda(steps["mlp"], LAYOUTS["dp"], artifact, emulate=False)
+    compile_cuda(steps["mlp"], LAYOUTS["dp-tp-zero1"], artifact, emulate=False)
     r = subprocess.run([DPC_RUN, artifact, "--steps=1", "--timeout=30"], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode != 0

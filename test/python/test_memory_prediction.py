@@ -1,0 +1,92 @@
+"""What a rank of the CPU backend holds against what its plan predicts.
+
+A plan's peak memory per device (model state, stored activations and
+temporaries: docs/cost-model.md) is what the planner fits plans into, so a
+rank must hold what it says: a plan that fits on paper and not on the
+device is a bug. Each rank's tensors (arguments, results and arena,
+dpc-run's tensor_memory_bytes) are held within 15% of the plan's
+peak_memory_bytes for the bench models (REFERENCE.md's MLP
+784-1024-1024-10 at batch 256, and the bench GPT) data-parallel over 2
+ranks with momentum SGD: without ZeRO, under ZeRO-2 (each weight's
+gradient made whole before it is reduce-scattered) and ZeRO-3 (parameters
+gathered in buckets). The tiny test models are not used: they hold
+1.2-2x their plans' figures (the MLP of test_cpu_backend 17 KiB against
+11), much of it scalars and small buffers that the CPU backend's arena
+aligns to 64 bytes and the plan does not count.
+"""
+
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from dpc import models, tools
+
+LAYOUT = ["--mesh=2", "--dp=2", "--tp=1", "--pp=1"]
+
+
+def mlp_spec():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(784, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU(),
+                        nn.Linear(1024, 10))
+    inputs = {"x": torch.randn(256, 784), "target": torch.randint(0, 10, (256,))}
+    return models.Spec(models.WithLoss(net), inputs, ["loss", "logits"])
+
+
+def gpt_spec():
+    torch.manual_seed(0)
+    net = models.TinyGPT(vocab=256, block=64, d_model=128, nhead=4, layers=4)
+    inputs = {"tokens": torch.randint(0, 256, (16, 64)),
+              "target": torch.randint(0, 256, (16, 64))}
+    return models.Spec(models.WithLoss(net), inputs, ["loss", "logits"])
+
+
+SPECS = {"mlp": mlp_spec, "gpt": gpt_spec}
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    try:
+        tools.tool("dpc-opt")
+    except FileNotFoundError as error:
+        pytest.skip(str(error))
+    out = tmp_path_factory.mktemp("bench_models")
+    paths = {}
+    for name, spec in SPECS.items():
+        made = spec()
+        models.export_spec(name, made, str(out / name))
+        data = str(out / (name + ".data.npz"))
+        np.savez(data, **{k: v.numpy() for k, v in made.inputs.items()})
+        paths[name] = (str(out / name / (name + ".onnx")), data)
+    return paths
+
+
+# The MLP under ZeRO-2 holds 1.25x (25.3 / 20.2 MiB; 1.07 with 1 MiB
+# buckets): its gradients' 7 MiB reduce-scatter bucket is concatenated
+# from whole gradients, a copy the plan does not count.
+UNCOUNTED_BUCKET = pytest.mark.xfail(
+    strict=True, reason="the plan does not count a reduce-scatter bucket's concatenation")
+
+
+@pytest.mark.parametrize("name, zero", [("mlp", 0), pytest.param("mlp", 2, marks=UNCOUNTED_BUCKET),
+                                        ("mlp", 3), ("gpt", 0), ("gpt", 3)])
+def test_a_rank_holds_what_the_plan_predicts(exported, tmp_path, name, zero):
+    onnx, data = exported[name]
+    artifact = str(tmp_path / "model.dpc")
+    r = subprocess.run([tools.tool("dpc-opt"), onnx, "--train", "--optimizer=momentum",
+                        *LAYOUT, "--zero=%d" % zero, "--partition", "--emit=cpu", "-o",
+                        artifact], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    report = str(tmp_path / "report.json")
+    r = subprocess.run([tools.tool("dpc-run"), artifact, "--steps=1", "--data", data,
+                        "--report-json", report, "--timeout=60"],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    result = json.load(open(report))
+    held = max(result["tensor_memory_bytes"])
+    predicted = result["predicted_peak_memory_bytes"]
+    assert 0.85 <= held / predicted <= 1.15, (held / 2**20, predicted / 2**20)
