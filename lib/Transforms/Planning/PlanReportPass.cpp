@@ -58,8 +58,17 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     PlannerOptions options;
     if (auto limit = fields.getAs<FloatAttr>("memory_limit_bytes"))
       options.memoryLimit = limit.getValueAsDouble();
-    if (auto cap = fields.getAs<FloatAttr>("bucket_cap_bytes"))
-      options.bucketCapBytes = cap.getValueAsDouble();
+    if (auto cap = fields.getAs<FloatAttr>("bucket_cap_bytes")) {
+      // Written by hand, it may say anything: a bucket holds at most the
+      // 1e6 MiB that --bucket-cap-mb allows, and more than nothing.
+      double bytes = cap.getValueAsDouble();
+      if (!(bytes > 0) || bytes > 1e6 * 1024 * 1024) {
+        emitError(module.getLoc(), "dpc.plan's bucket_cap_bytes (")
+            << llvm::formatv("{0}", bytes) << ") is outside (0, 1e6 MiB]";
+        return signalPassFailure();
+      }
+      options.bucketCapBytes = bytes;
+    }
     options.dataParallel = integer("dp");
     options.tensorParallel = integer("tp");
     options.pipelineParallel = integer("pp");
