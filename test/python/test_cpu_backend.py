@@ -548,6 +548,9 @@ def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
      "result 'net.0.bias' updates no matching argument"),
     (lambda m: m["programs"][0]["results"][1].update(updates="net.0.bias"),
      "result 'net.0.bias' has an \"updates\" that is not an argument index"),
+    (lambda m: m["cpu"].pop("features"), "its cpu entry lists no features"),
+    (lambda m: m["cpu"]["features"].append("quantum"),
+     "its library needs the CPU extension 'quantum', which this dpc-run cannot check"),
 ])
 def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     """A manifest edited by hand or cut short is refused before any rank
@@ -563,6 +566,44 @@ def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
     assert r.returncode != 0
     assert "manifest.json: not a valid dpc artifact manifest: " + message in r.stderr, r.stderr
+
+
+def test_a_library_for_another_cpu_is_refused(steps, exported, tmp_path):
+    """The manifest lists the instruction-set extensions the library was
+    compiled for (--cpu-arch, by default this machine's); a CPU that lacks
+    one is refused before the library is loaded, naming it, instead of
+    dying of an illegal instruction mid-step."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    path = os.path.join(artifact, "manifest.json")
+    manifest = json.load(open(path))
+    assert manifest["cpu"]["arch"] == "native"
+    # Intel CPUs lack sse4a, AMD's (to Zen 4) avx512fp16; the compiler
+    # listed what this one has.
+    absent = [f for f in ("sse4a", "avx512fp16") if f not in manifest["cpu"]["features"]]
+    assert absent, manifest["cpu"]
+    absent = absent[0]
+    manifest["cpu"]["features"].append(absent)
+    json.dump(manifest, open(path, "w"))
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    assert r.returncode != 0
+    assert ("its library was compiled for --cpu-arch=native and uses " + absent +
+            ", which this CPU lacks") in r.stderr, r.stderr
+
+
+def test_bad_cpu_arch_is_refused(steps, tmp_path):
+    """--cpu-arch must be a name the compiler knows; anything else is
+    refused before an artifact is written."""
+    for arch, message in [("no-such-cpu", "does not know --cpu-arch=no-such-cpu"),
+                          ("native -O0", "is not a CPU name")]:
+        out = tmp_path / "model.dpc"
+        r = subprocess.run([DPC_OPT, steps["mlp"], "--emit=cpu", "--cpu-arch=" + arch,
+                            "-o", str(out)], capture_output=True, text=True)
+        assert r.returncode != 0
+        assert message in r.stderr, r.stderr
+        assert not out.exists()
 
 
 def test_a_bad_checkpoint_meta_is_refused(steps, exported, tmp_path):

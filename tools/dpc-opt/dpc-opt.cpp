@@ -216,6 +216,14 @@ static llvm::cl::opt<bool> cudaEmulation(
                    "GPU; for testing the generated code"),
     llvm::cl::init(false));
 
+static llvm::cl::opt<std::string> cpuArch(
+    "cpu-arch", llvm::cl::cat(planCategory), llvm::cl::init("native"),
+    llvm::cl::desc("With --emit=cpu: the CPU the library is compiled for, "
+                   "as the C++ compiler's -march names it (native: this "
+                   "machine's; x86-64-v3: any AVX2 CPU). dpc-run refuses a "
+                   "CPU without the extensions it uses"),
+    llvm::cl::value_desc("NAME"));
+
 static llvm::cl::list<std::string> dimSizes(
     "dim", llvm::cl::cat(importCategory),
     llvm::cl::desc("Size of a symbolic ONNX dimension: NAME=N (repeatable)"),
@@ -403,6 +411,7 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
     if (emitKind == "cuda")
       artifactOptions.target = mlir::dpc::EmitTarget::Cuda;
     artifactOptions.emulate = cudaEmulation;
+    artifactOptions.cpuArch = cpuArch;
     return mlir::dpc::writeCpuArtifact(*module, outputPath, artifactOptions);
   }
   std::string error;

@@ -2,6 +2,7 @@
 
 #include "Manifest.h"
 
+#include "dpc/Runtime/CpuFeatures.h"
 #include "dpc/Runtime/ProgramAbi.h"
 
 #include "llvm/Support/MemoryBuffer.h"
@@ -104,6 +105,37 @@ static Status parseTensor(const std::string &path, const json::Object &object,
   return Status::success();
 }
 
+/// Refuses a library compiled for instruction-set extensions this CPU
+/// lacks: it would die of an illegal instruction in the middle of a step.
+static Status checkCpuFeatures(const std::string &dir, const std::string &file,
+                               const json::Value &cpu) {
+  const json::Object *object = cpu.getAsObject();
+  const json::Array *features = object ? object->getArray("features") : nullptr;
+  if (!features)
+    return parseError(file, "its cpu entry lists no features");
+  std::string arch = object->getString("arch").value_or("?").str();
+  std::string missing;
+  for (const json::Value &feature : *features) {
+    std::optional<llvm::StringRef> name = feature.getAsString();
+    if (!name)
+      return parseError(file, "a cpu feature is not a string");
+    std::optional<bool> present = ::dpc::hasCpuFeature(*name);
+    if (!present)
+      return parseError(file, "its library needs the CPU extension '" +
+                                  name->str() +
+                                  "', which this dpc-run cannot check");
+    if (!*present)
+      missing += (missing.empty() ? "" : ", ") + name->str();
+  }
+  if (missing.empty())
+    return Status::success();
+  return Status::error(
+      dir + ": its library was compiled for --cpu-arch=" + arch + " and uses " +
+      missing +
+      ", which this CPU lacks; compile it on this machine, or with dpc-opt "
+      "--cpu-arch=NAME for a CPU every node has (x86-64-v3: any AVX2 CPU)");
+}
+
 Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
   llvm::SmallString<128> path(dir);
   llvm::sys::path::append(path, "manifest.json");
@@ -131,6 +163,9 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     return parseError(file, "its backend is neither cpu nor cuda");
   manifest.backend = backend->str();
   manifest.emulated = root->getBoolean("emulated").value_or(false);
+  if (const json::Value *cpu = root->get("cpu"))
+    if (Status status = checkCpuFeatures(dir, file, *cpu); status.isError())
+      return status;
   manifest.dir = dir;
   manifest.library = root->getString("library").value_or("libmodel.so").str();
   manifest.step = root->getString("step").value_or("train_step").str();

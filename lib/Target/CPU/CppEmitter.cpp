@@ -68,6 +68,7 @@ void mlir::dpc::emitCppPrologue(llvm::raw_ostream &os, EmitTarget target) {
         "#include \"dpc/Runtime/CpuReduction.h\"\n"
         "#include \"dpc/Runtime/FloatConversion.h\"\n"
         "#include \"dpc/Runtime/ProgramAbi.h\"\n"
+        "#include \"dpc/Runtime/SimdMath.h\"\n"
         "#include <cmath>\n#include <cstdint>\n#include <cstring>\n"
         "#include <limits>\n#include <string>\n\n"
         "namespace {\n"
@@ -183,9 +184,11 @@ private:
   LogicalResult emitFusedReduction(Operation *op, ArrayRef<int64_t> reduced,
                                    StringRef kind);
   /// The statements computing `chain` at element `i` from the leaves'
-  /// pointers `in0`, `in1`, ...; returns the scalar holding its result.
+  /// pointers `in0`, `in1`, ..., written to `to`; returns the scalar
+  /// holding its result.
   FailureOr<std::string> emitChainBody(const LoopChain &chain,
-                                       const std::string &indent);
+                                       const std::string &indent,
+                                       raw_ostream &to);
   /// The flags a chain's integer divisions and casts raise, and what
   /// happens after the loop when one was raised.
   void emitCheckFlags(const LoopChain &chain, const std::string &indent);
@@ -462,7 +465,13 @@ LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
   if (isCuda())
     return emitElementwiseKernel(op, chain);
 
-  os << "  {\n";
+  // The loop is a function of its own at file scope, never inlined: in
+  // one function of hundreds of loops (a GPT's step) GCC stops vectorizing
+  // after the first few dozen, and compiles it in superlinear time.
+  std::string function = symbol + "_loop" + std::to_string(info.loops);
+  llvm::raw_ostream &body = globals;
+  body << "// " << describe(op) << "\n"
+       << "__attribute__((noinline)) void " << function << "(";
   // Outputs never share storage with inputs (the buffer plan's lifetimes
   // are closed intervals): saying so lets the compiler vectorize. A result
   // written over the argument it updates reads each element before it
@@ -473,35 +482,51 @@ LogicalResult ProgramEmitter::emitElementwiseLoop(Operation *op) {
                ? " *"
                : " *__restrict ";
   };
-  os << "    " << getStorageCType(getElementType(result))
-     << restrict(overwritten) << "out = " << name(result) << ";\n";
+  body << getStorageCType(getElementType(result)) << restrict(overwritten)
+       << "out";
   for (auto [index, leaf] : llvm::enumerate(chain.leaves))
-    os << "    const " << getStorageCType(getElementType(leaf))
-       << restrict(leaf) << "in" << index << " = " << name(leaf) << ";\n";
-  emitCheckFlags(chain, "    ");
-  std::string indent = "    ";
+    body << ", const " << getStorageCType(getElementType(leaf))
+         << restrict(leaf) << "in" << index;
+  auto [checksDivisor, checksCast] = getIntegerChecks(chain.ops);
+  if (checksDivisor)
+    body << ", bool &dpc_divisor_zero";
+  if (checksCast)
+    body << ", bool &dpc_cast_out_of_range";
+  body << ") {\n";
+  std::string indent = "  ";
   if (chain.nested) {
     for (int64_t d = 0; d < rank; ++d) {
-      os << indent << "for (int64_t i" << d << " = 0; i" << d << " < "
-         << shape[d] << "; ++i" << d << ")\n";
+      body << indent << "for (int64_t i" << d << " = 0; i" << d << " < "
+           << shape[d] << "; ++i" << d << ")\n";
       indent += "  ";
     }
-    os << indent << "{\n";
-    os << indent << "  const int64_t i = ";
+    body << indent << "{\n";
+    body << indent << "  const int64_t i = ";
     std::string flat = "0";
     for (int64_t d = 0; d < rank; ++d)
       flat = "(" + flat + ") * " + std::to_string(shape[d]) + " + i" +
              std::to_string(d);
-    os << flat << ";\n";
+    body << flat << ";\n";
   } else {
-    os << indent << "for (int64_t i = 0; i < " << getNumElements(result)
-       << "; ++i) {\n";
+    body << indent << "for (int64_t i = 0; i < " << getNumElements(result)
+         << "; ++i) {\n";
   }
-  FailureOr<std::string> scalar = emitChainBody(chain, indent + "  ");
+  FailureOr<std::string> scalar = emitChainBody(chain, indent + "  ", body);
   if (failed(scalar))
     return failure();
-  os << indent << "  out[i] = " << *scalar << ";\n";
-  os << indent << "}\n";
+  body << indent << "  out[i] = " << *scalar << ";\n";
+  body << indent << "}\n}\n\n";
+
+  os << "  {\n";
+  emitCheckFlags(chain, "    ");
+  os << "    " << function << "(" << name(result);
+  for (Value leaf : chain.leaves)
+    os << ", " << name(leaf);
+  if (checksDivisor)
+    os << ", dpc_divisor_zero";
+  if (checksCast)
+    os << ", dpc_cast_out_of_range";
+  os << ");\n";
   emitCheckFailures(op, chain);
   os << "  }\n";
   ++info.loops;
@@ -544,11 +569,12 @@ void ProgramEmitter::emitCheckFailures(Operation *op, const LoopChain &chain,
 }
 
 FailureOr<std::string> ProgramEmitter::emitChainBody(const LoopChain &chain,
-                                                     const std::string &body) {
+                                                     const std::string &body,
+                                                     raw_ostream &to) {
   llvm::DenseMap<Value, std::string> scalars;
   for (auto [index, leaf] : llvm::enumerate(chain.leaves)) {
     std::string scalar = "x" + std::to_string(index);
-    os << body << "const " << getStorageCType(getElementType(leaf)) << " "
+    to << body << "const " << getStorageCType(getElementType(leaf)) << " "
        << scalar << " = in" << index << "[" << chain.getOffset(leaf) << "];\n";
     scalars[leaf] = scalar;
   }
@@ -558,12 +584,13 @@ FailureOr<std::string> ProgramEmitter::emitChainBody(const LoopChain &chain,
     SmallVector<std::string> operands;
     for (Value operand : current->getOperands())
       operands.push_back(scalars.lookup(operand));
-    FailureOr<std::string> formula = getScalarFormula(current, operands);
+    FailureOr<std::string> formula =
+        getScalarFormula(current, operands, /*simdMath=*/!isCuda());
     if (failed(formula))
       return failure();
     Value currentResult = current->getResult(0);
     std::string scalar = "t" + std::to_string(index);
-    os << body << "const " << getStorageCType(getElementType(currentResult))
+    to << body << "const " << getStorageCType(getElementType(currentResult))
        << " " << scalar << " = " << *formula << ";\n";
     scalars[currentResult] = scalar;
   }
@@ -591,7 +618,7 @@ LogicalResult ProgramEmitter::emitElementwiseKernel(Operation *op,
          << body << "rest /= " << chain.shape[d] << ";\n";
   }
   emitCheckFlags(chain, body);
-  FailureOr<std::string> scalar = emitChainBody(chain, body);
+  FailureOr<std::string> scalar = emitChainBody(chain, body, os);
   if (failed(scalar))
     return failure();
   os << body << "out[i] = " << *scalar << ";\n";
@@ -627,7 +654,7 @@ LogicalResult ProgramEmitter::emitFusedReduction(Operation *op,
   std::string body = "      ";
   if (isCuda())
     emitCheckFlags(chain, body);
-  FailureOr<std::string> scalar = emitChainBody(chain, body);
+  FailureOr<std::string> scalar = emitChainBody(chain, body, os);
   if (failed(scalar))
     return failure();
   if (isCuda())
@@ -1273,7 +1300,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   }
   os << "extern \"C\" int64_t " << symbol << "_arena_bytes() { return "
      << plan.arenaBytes << "; }\n\n";
-  if (isCuda())
+  if (!globalText.empty())
     out << "namespace {\n" << globalText << "} // namespace\n\n";
   out << bodyText;
   return success();

@@ -5,6 +5,7 @@
 #include "dpc/Dialect/Dpc/IR/DpcAttrs.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
+#include "dpc/Runtime/CpuFeatures.h"
 #include "dpc/Runtime/Npy.h"
 #include "dpc/Runtime/ProgramAbi.h"
 #include "dpc/Target/CPU/CppEmitter.h"
@@ -13,6 +14,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -302,6 +304,41 @@ LogicalResult compileCudaLibrary(Location loc, StringRef dir,
   return runCompiler(loc, args, log, "CUDA");
 }
 
+/// The instruction-set extensions the CPU library may use: those the
+/// compiler enables for --cpu-arch (its predefined macros).
+FailureOr<std::vector<std::string>>
+getCpuFeatures(Location loc, StringRef dir, const CpuArtifactOptions &options) {
+  // A name, not an option or a path: it becomes one argument, -march=NAME.
+  if (options.cpuArch.empty() || !llvm::all_of(options.cpuArch, [](char c) {
+        return llvm::isAlnum(c) || c == '-' || c == '_' || c == '.';
+      }))
+    return emitError(loc) << "--cpu-arch='" << options.cpuArch
+                          << "' is not a CPU name (letters, digits, '-', "
+                             "'_' and '.'; e.g. native, x86-64-v3)";
+  std::string compiler = getCompiler(options);
+  llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(compiler);
+  if (!program)
+    return emitError(loc) << "cannot find the C++ compiler '" << compiler
+                          << "' to build the CPU library (set $CXX)";
+  SmallString<128> macros(dir);
+  llvm::sys::path::append(macros, "cpu-macros.txt");
+  std::string march = "-march=" + options.cpuArch;
+  SmallVector<StringRef> args = {*program, march, "-dM",      "-E",
+                                 "-x",     "c++", "/dev/null"};
+  std::optional<StringRef> redirects[] = {std::nullopt, macros, macros};
+  int status =
+      llvm::sys::ExecuteAndWait(args.front(), args, std::nullopt, redirects);
+  auto text = llvm::MemoryBuffer::getFile(macros);
+  llvm::sys::fs::remove(macros);
+  if (status != 0 || !text)
+    return emitError(loc) << "the C++ compiler '" << compiler
+                          << "' does not know --cpu-arch=" << options.cpuArch
+                          << "\n"
+                          << (text ? (*text)->getBuffer().take_back(2000)
+                                   : StringRef());
+  return ::dpc::getCpuFeaturesFromMacros((*text)->getBuffer().str());
+}
+
 LogicalResult compileLibrary(Location loc, StringRef dir,
                              const CpuArtifactOptions &options) {
   if (options.target == EmitTarget::Cuda)
@@ -315,12 +352,21 @@ LogicalResult compileLibrary(Location loc, StringRef dir,
   llvm::sys::path::append(source, "model.cpp");
   llvm::sys::path::append(library, "libmodel.so");
   llvm::sys::path::append(log, "compile.log");
+  std::string march = "-march=" + options.cpuArch;
+  // -O3 and the target's vector width vectorize the fused loops (and the
+  // exp and erf of SimdMath.h inside them); -fno-trapping-math lets the
+  // NaN tests of max, relu and exp be selects rather than branches, which
+  // SSE and AVX2 code needs to vectorize. No contraction into FMA: the
+  // loops round as the interpreter does.
   SmallVector<StringRef> args = {*program,
                                  "-std=c++17",
-                                 "-O2",
+                                 "-O3",
+                                 march,
                                  "-fPIC",
                                  "-shared",
                                  "-fno-math-errno",
+                                 "-fno-trapping-math",
+                                 "-ffp-contract=off",
                                  "-I" DPC_RUNTIME_INCLUDE_DIR,
                                  source,
                                  "-o",
@@ -504,6 +550,17 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
     if (!keepTemp)
       llvm::sys::fs::remove_directories(temp);
   });
+  if (!cuda) {
+    FailureOr<std::vector<std::string>> features =
+        getCpuFeatures(module.getLoc(), temp, options);
+    if (failed(features))
+      return failure();
+    json::Array names;
+    for (const std::string &feature : *features)
+      names.push_back(feature);
+    manifest["cpu"] =
+        json::Object{{"arch", options.cpuArch}, {"features", std::move(names)}};
+  }
   auto write = [&](StringRef name, StringRef contents) -> LogicalResult {
     SmallString<128> file(temp);
     llvm::sys::path::append(file, name);

@@ -49,10 +49,13 @@ static std::string conform(const std::string &text, Type type) {
 }
 
 FailureOr<std::string>
-mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands) {
+mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands,
+                            bool simdMath) {
   Type resultType = getElementType(op->getResult(0));
   bool isInteger = isa<IntegerType>(getElementType(op->getOperand(0)));
   std::string t = getStorageCType(resultType);
+  // f32, f16 and bf16 are computed in float.
+  std::string math = simdMath && t == "float" ? "dpc::simd::" : "std::";
   auto x = [&]() { return "(" + operands[0] + ")"; };
   auto y = [&]() { return "(" + operands[1] + ")"; };
   // Integer arithmetic wraps around, as two's complement.
@@ -73,13 +76,15 @@ mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands) {
                                    x() + ") : " + x() + ")"
                              : "std::fabs" + x();
           })
-          .Case([&](ExpOp) { return "std::exp" + x(); })
+          .Case([&](ExpOp) { return math + "exp" + x(); })
           .Case([&](LogOp) { return "std::log" + x(); })
           .Case([&](SqrtOp) { return "std::sqrt" + x(); })
           .Case([&](RsqrtOp) { return t + "(1) / std::sqrt" + x(); })
           .Case([&](ReciprocalOp) { return t + "(1) / " + x(); })
-          .Case([&](TanhOp) { return "std::tanh" + x(); })
-          .Case([&](SigmoidOp) {
+          .Case([&](TanhOp) { return math + "tanh" + x(); })
+          .Case([&](SigmoidOp) -> std::string {
+            if (math != "std::")
+              return math + "sigmoid" + x();
             return t + "(1) / (" + t + "(1) + std::exp(-" + x() + "))";
           })
           .Case([&](ReluOp) {
@@ -87,7 +92,7 @@ mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands) {
             return "(std::isnan" + x() + " || " + x() + " > " + t + "(0) ? " +
                    x() + " : " + t + "(0))";
           })
-          .Case([&](ErfOp) { return "std::erf" + x(); })
+          .Case([&](ErfOp) { return math + "erf" + x(); })
           .Case([&](NotOp) { return "int64_t(" + x() + " == 0)"; })
           .Case([&](AddOp) { return floatOrWrapping("+"); })
           .Case([&](SubOp) { return floatOrWrapping("-"); })

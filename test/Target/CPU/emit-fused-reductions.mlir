@@ -4,6 +4,9 @@
 // A reduction computes the elementwise chain it reads as it reads each
 // element: a gradient's squares, summed for its norm, are never stored
 // (the arena holds only the exp below, 128 bytes).
+// The chain that broadcasts its operand (below) is a loop of its own.
+// CHECK: void dpc_program_0_loop0(
+// CHECK: const float x1 = in1[i1 * 1];
 // CHECK-LABEL: extern "C" int32_t dpc_program_0(
 func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
                       %n: tensor<4x8xi64>, %d: tensor<4x8xi64>)
@@ -29,7 +32,7 @@ func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
   // CHECK: dpc::cpu::reduceElements<dpc::cpu::ReduceKind::Mean>({4, 8}, {1}, {{v[0-9]+}}, [&](int64_t i) {
   // CHECK-NEXT: const float x0 = in0[i];
   // CHECK-NEXT: const float t0 = (x0) * (float(5.00000000000000000e-01));
-  // CHECK-NEXT: const float t1 = std::exp(t0);
+  // CHECK-NEXT: const float t1 = dpc::simd::exp(t0);
   // CHECK-NEXT: return t1;
   %half = dpc.constant dense<0.5> : tensor<f32>
   %h = dpc.mul %g, %half : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
@@ -40,7 +43,8 @@ func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
   // flat index would need the index of each dimension at every element.
   // An op with another reader is stored as well.
   // CHECK: float *[[E:v[0-9]+]] = reinterpret_cast<float *>(arena + 0);
-  // CHECK: const float x1 = in1[i1 * 1];
+  // CHECK-NEXT: {
+  // CHECK-NEXT: dpc_program_0_loop0([[E]],
   // CHECK: dpc::cpu::reduce([[E]], {4, 8}, {0}, dpc::cpu::ReduceKind::Sum,
   %s = dpc.add %g, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   %e = dpc.exp %s : tensor<4x8xf32>

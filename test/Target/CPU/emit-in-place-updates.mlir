@@ -7,6 +7,13 @@
 // later; otherwise made in the arena and copied over the argument at the
 // end.
 
+// The loops that write over an argument they read (the momentum's and
+// the weight's, below) say nothing of their pointers; the others' are
+// restrict.
+// CHECK-LABEL: void dpc_program_0_loop0(float *out, const float *in0, const float *__restrict in1) {
+// CHECK-LABEL: void dpc_program_0_loop1(float *out, const float *in0, const float *__restrict in1) {
+// CHECK-LABEL: void dpc_program_0_loop2(float *__restrict out, const float *__restrict in0) {
+// CHECK-LABEL: void dpc_program_0_loop3(float *__restrict out, const float *__restrict in0, const float *__restrict in1) {
 // CHECK-LABEL: extern "C" int32_t dpc_program_0(
 // CHECK: // results[0] is args[0]: the update is written over its argument.
 // CHECK-NEXT: // results[1] is args[1]: the update is written over its argument.
@@ -35,21 +42,17 @@ func.func @train_step(%w: tensor<4x4xf32> {dpc.param = "w"},
         tensor<4x4xf32> {dpc.output = "y"},
         tensor<2xf32> {dpc.state = "s"}) {
   // The momentum and then the weight are updated in their own loops, over
-  // their arguments: the loops' pointers to them are not restrict.
+  // their arguments.
   // CHECK: float *[[G:v[0-9]+]] = reinterpret_cast<float *>(arena +
   // CHECK-NEXT: dpc::cpu::matmul([[W]], {4, 4}, false, {{v[0-9]+}}, {4, 4}, false, [[G]], {4, 4});
   %g = dpc.matmul %w, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   // CHECK: float *[[NV:v[0-9]+]] = static_cast<float *>(results[1]);
   // CHECK-NEXT: {
-  // CHECK-NEXT: float *out = [[NV]];
-  // CHECK-NEXT: const float *in0 = [[V]];
-  // CHECK-NEXT: const float *__restrict in1 = [[G]];
+  // CHECK-NEXT: dpc_program_0_loop0([[NV]], [[V]], [[G]]);
   %nv = dpc.add %v, %g : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   // CHECK: float *[[NW:v[0-9]+]] = static_cast<float *>(results[0]);
   // CHECK-NEXT: {
-  // CHECK-NEXT: float *out = [[NW]];
-  // CHECK-NEXT: const float *in0 = [[W]];
-  // CHECK-NEXT: const float *__restrict in1 = [[NV]];
+  // CHECK-NEXT: dpc_program_0_loop1([[NW]], [[W]], [[NV]]);
   %nw = dpc.sub %w, %nv : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   // A matrix product reads all of q while it writes: made in the arena.
   // CHECK: float *[[NQ:v[0-9]+]] = reinterpret_cast<float *>(arena +
@@ -60,7 +63,7 @@ func.func @train_step(%w: tensor<4x4xf32> {dpc.param = "w"},
   %nk = dpc.exp %k : tensor<4xf32>
   // CHECK: float *[[Y:v[0-9]+]] = static_cast<float *>(results[6]);
   // CHECK-NEXT: {
-  // CHECK-NEXT: float *__restrict out = [[Y]];
+  // CHECK-NEXT: dpc_program_0_loop3([[Y]], [[G]], [[K]]);
   %y = dpc.add %g, %k : (tensor<4x4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
   // u is also returned as it was (u_before): it is not written over, and
   // both results are copies. A state returned unchanged as its own update

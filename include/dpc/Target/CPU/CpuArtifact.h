@@ -36,6 +36,10 @@ struct CpuArtifactOptions {
   std::vector<::dpc::NamedTensor> initialValues;
   /// The C++ compiler; empty: $CXX, else c++.
   std::string compiler;
+  /// The CPU the library is compiled for (the compiler's -march): by
+  /// default the building machine's own. The manifest lists the extensions
+  /// it may use, and dpc-run refuses a CPU that lacks one.
+  std::string cpuArch = "native";
   /// CPU, or CUDA (model.cu compiled by nvcc: $NVCC, else the toolkit
   /// found at configure time).
   EmitTarget target = EmitTarget::Cpu;
