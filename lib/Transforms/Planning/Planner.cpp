@@ -408,12 +408,19 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     MemoryBreakdown memory = getModelState(elements, mesh, z);
     memory.activations = inFlightOf[stage] * stored + working;
     memory.temporaries = temporary;
+    double parameterBytes = elements * graph.getGradientCommunicationBytes();
     // ZeRO-3 holds parameters gathered whole: the bucket being read and
     // the one prefetched behind it, at most the stage's own parameters.
     if (z >= 3)
       memory.temporaries +=
-          std::min(2.0 * options.bucketCapBytes,
-                   elements * graph.getGradientCommunicationBytes());
+          std::min(2.0 * options.bucketCapBytes, parameterBytes);
+    // ZeRO-1/2 gather the updated shards after the update, a bucket at a
+    // time: the bucket whole beside its shards concatenated to send.
+    int64_t dp = mesh.getDataParallel();
+    if ((z == 1 || z == 2) && dp > 1) {
+      double bucket = std::min(options.bucketCapBytes, parameterBytes);
+      memory.optimizerTemporaries = bucket + bucket / double(dp);
+    }
     return memory;
   };
   double limit = ignoreMemory ? std::numeric_limits<double>::infinity()
@@ -786,7 +793,8 @@ FailureOr<Plan> Search::run(std::string &error) {
        << ", optimizer state " << llvm::format("%.2f", m.optimizerState / kGiB)
        << ", activations " << llvm::format("%.2f", m.activations / kGiB)
        << ", temporaries " << llvm::format("%.2f", m.temporaries / kGiB)
-       << " GiB)";
+       << ", optimizer-phase temporaries "
+       << llvm::format("%.2f", m.optimizerTemporaries / kGiB) << " GiB)";
     error = os.str();
     return failure();
   }

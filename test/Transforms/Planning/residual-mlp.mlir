@@ -75,5 +75,5 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // PLAN: dpc.matmul {{.*}}dpc.sharding = [#dpc.sharding<@plan, {{.*}}>], dpc.stage = 0 : i64
 
 // DEGREES: error: --dp/--tp/--pp ask for 3 devices in all (or a divisor), but the mesh has 8
-// MEMORY: error: no plan fits in 0.00 GiB per device: the leanest ({{.*}}) needs {{.*}} GiB on stage {{[0-9]+}}, {{.*}} GiB short (parameters {{.*}}, gradients {{.*}}, optimizer state {{.*}}, activations {{.*}}, temporaries {{.*}} GiB)
+// MEMORY: error: no plan fits in 0.00 GiB per device: the leanest ({{.*}}) needs {{.*}} GiB on stage {{[0-9]+}}, {{.*}} GiB short (parameters {{.*}}, gradients {{.*}}, optimizer state {{.*}}, activations {{.*}}, temporaries {{.*}}, optimizer-phase temporaries {{.*}} GiB)
 // NOSTEP: error: the planner splits the training step, and this module has no @forward_backward: build it with --train

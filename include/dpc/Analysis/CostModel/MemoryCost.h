@@ -11,6 +11,7 @@
 #ifndef DPC_ANALYSIS_COSTMODEL_MEMORYCOST_H
 #define DPC_ANALYSIS_COSTMODEL_MEMORYCOST_H
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mlir::dpc {
@@ -43,12 +44,19 @@ struct MemoryBreakdown {
   /// output, those of its operands, and a weight's gradient made whole
   /// before it is reduced into the weight's shard.
   double temporaries = 0.0;
+  /// Buffers of the optimizer phase, when the backward pass has freed the
+  /// activations and its temporaries: under ZeRO-1/2 the updated parameter
+  /// shards gathered whole, a bucket at a time, beside the bucket's
+  /// concatenated shards.
+  double optimizerTemporaries = 0.0;
 
   double getModelState() const {
     return parameters + gradients + optimizerState;
   }
+  /// The peak: model state, and the larger of the two phases' buffers.
   double getTotal() const {
-    return getModelState() + activations + temporaries;
+    return getModelState() +
+           std::max(activations + temporaries, optimizerTemporaries);
   }
 };
 
