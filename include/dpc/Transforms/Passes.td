@@ -363,8 +363,9 @@ def Partition : Pass<"dpc-partition", "ModuleOp"> {
 }
 
 def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
-  let summary = "Fuses the gradient all-reduces (and ZeRO's parameter "
-                "all-gathers) of a partitioned step into buckets";
+  let summary = "Fuses the gradient all-reduces (and ZeRO's gradient "
+                "reduce-scatters and parameter all-gathers) of a "
+                "partitioned step into buckets";
   let description = [{
     Each all-reduce costs a latency; one over many tensors costs it once
     (PyTorch DDP's 25 MB buckets). Walking each block in program order, that
@@ -378,7 +379,12 @@ def BucketGradients : Pass<"dpc-bucket-gradients", "ModuleOp"> {
     than the cap is a bucket of its own. All-gathers along dimension 0 (the
     updated parameter blocks of ZeRO) are bucketed alike: one all-gather of
     the concatenated blocks, each parameter concatenated back from its piece
-    of every rank's part; the cap bounds the gathered bucket. Gathers of the
+    of every rank's part; the cap bounds the gathered bucket.
+    Reduce-scatters along dimension 0 (ZeRO's gradients) bucket as rows:
+    each member of n elements over k ranks is reshaped to k rows of n/k, the
+    rows are concatenated side by side, and one reduce-scatter of the k-row
+    bucket gives each rank its block of every member in turn; the cap
+    bounds what the bucket sends, the members whole. Gathers of the
     function's arguments (ZeRO-3's parameter blocks, gathered in each pass
     that reads them) are first moved to just before their first reader; a
     bucket of them is placed where its first member was and never spans two

@@ -10,7 +10,10 @@
 // the next op needs. ZeRO's all-gathers of the updated parameter blocks
 // (along dimension 0) are bucketed alike: the gathered bucket holds each
 // rank's concatenated blocks in turn, and each parameter is put back
-// together from its block in every rank's part. ZeRO-3's gathers of the
+// together from its block in every rank's part. ZeRO's reduce-scatters of
+// the gradients (along dimension 0) bucket as rows: row r of the bucket
+// holds every member's block r, so that each rank receives its blocks of
+// all of them in one reduction. ZeRO-3's gathers of the
 // parameter blocks the function takes go the other way: each is first
 // moved to just before its first reader, and a bucket of them, all ready
 // from the start, is gathered where its first member was, so that buckets
@@ -179,6 +182,58 @@ void fuse(ArrayRef<AllGatherOp> members) {
     member.erase();
 }
 
+/// Replaces `members`, reductions scattered along dimension 0 over a group
+/// of k ranks, by one reduce-scatter of a k-row bucket: row r holds every
+/// member's block r in turn (a member of n elements seen as k rows of
+/// n/k), so rank r receives its blocks of all members, one after the
+/// other. Placed where the last member was.
+void fuse(ArrayRef<ReduceScatterOp> members) {
+  if (members.size() < 2)
+    return;
+  ReduceScatterOp last = members.back();
+  OpBuilder builder(last);
+  Location loc = builder.getFusedLoc(llvm::to_vector(llvm::map_range(
+      members, [](ReduceScatterOp op) { return op.getLoc(); })));
+  Type elementType =
+      cast<RankedTensorType>(last.getInput().getType()).getElementType();
+  auto lastInput = cast<RankedTensorType>(last.getInput().getType());
+  int64_t ranks = lastInput.getDimSize(0) /
+                  cast<RankedTensorType>(last.getType()).getDimSize(0);
+  SmallVector<Value> rows;
+  int64_t width = 0;
+  for (ReduceScatterOp member : members) {
+    int64_t block = cast<RankedTensorType>(member.getType()).getNumElements();
+    rows.push_back(ReshapeOp::create(
+        builder, loc, RankedTensorType::get({ranks, block}, elementType),
+        member.getInput()));
+    width += block;
+  }
+  Value bucket = ConcatOp::create(
+      builder, loc, RankedTensorType::get({ranks, width}, elementType), rows,
+      builder.getI64IntegerAttr(1));
+  Value scattered = ReduceScatterOp::create(
+      builder, loc, RankedTensorType::get({1, width}, elementType), bucket,
+      last.getMeshAttr(), last.getAxesAttr(), last.getKindAttr(),
+      last.getDimAttr(), /*async=*/nullptr);
+  if (Attribute phase = last->getAttr(DpcDialect::kPhaseAttrName))
+    scattered.getDefiningOp()->setAttr(DpcDialect::kPhaseAttrName, phase);
+  int64_t offset = 0;
+  for (ReduceScatterOp member : members) {
+    auto type = cast<RankedTensorType>(member.getType());
+    int64_t block = type.getNumElements();
+    Value piece = SliceOp::create(
+        builder, loc, RankedTensorType::get({1, block}, elementType), scattered,
+        builder.getDenseI64ArrayAttr({0, offset}),
+        builder.getDenseI64ArrayAttr({1, offset + block}),
+        builder.getDenseI64ArrayAttr({1, 1}));
+    member.getResult().replaceAllUsesWith(
+        ReshapeOp::create(builder, loc, type, piece).getResult());
+    offset += block;
+  }
+  for (ReduceScatterOp member : members)
+    member.erase();
+}
+
 struct BucketGradientsPass
     : public dpc::impl::BucketGradientsBase<BucketGradientsPass> {
   using BucketGradientsBase::BucketGradientsBase;
@@ -205,6 +260,12 @@ struct BucketGradientsPass
       // vectors; the others are left alone.
       return op.getDim() == 0 ? op.getDimAttr() : Attribute();
     });
+    bucket<ReduceScatterOp>(
+        block, capacity, [](ReduceScatterOp op) -> Attribute {
+          // Scattered along the outermost dimension, each rank's block of a
+          // member is a contiguous run of it; the others are left alone.
+          return op.getDim() == 0 ? op.getKindAttr() : Attribute();
+        });
   }
 
   /// Buckets the ops of type `Op` of `block` by group and element type and
@@ -247,9 +308,11 @@ struct BucketGradientsPass
                                                 ? 1
                                                 : 0};
       auto &[members, bytes] = open[key];
-      // What a bucket holds is its result: a gathered bucket is the
-      // group's size times its blocks.
-      int64_t size = int64_t(getSizeInBytes(op.getType()));
+      // What a bucket holds is the larger of what it sends and receives:
+      // a gathered bucket is the group's size times its blocks, a
+      // scattered one the members whole.
+      int64_t size = int64_t(std::max(getSizeInBytes(op.getType()),
+                                      getSizeInBytes(op.getInput().getType())));
       // The bucket must not overflow; unless its inputs are all ready
       // where it opens, it moves to `op`, so its members' results must not
       // be read before.

@@ -98,6 +98,44 @@ func.func @gathers(%a: tensor<2x2xf32>, %b: tensor<2xf32>) -> (tensor<4x2xf32>, 
 
 // -----
 
+// ZeRO's reduce-scatters of gradients along dimension 0 bucket as rows:
+// row r of the bucket holds each member's block r (a 4x2 gradient as two
+// rows of 4, a 2-vector as two rows of 1), and each rank's blocks come back
+// side by side. A scatter along another dimension is left alone. With
+// 0.002 MiB buckets (2097 bytes, counting what a bucket sends: the members
+// whole) each 1000-float gradient is scattered alone.
+dpc.mesh @zs ["dp"=2]
+// CHECK-LABEL: func.func @scatters
+// SMALL-LABEL: func.func @scatters
+func.func @scatters(%a: tensor<4x2xf32>, %b: tensor<2xf32>, %c: tensor<2x4xf32>,
+                    %d: tensor<1000xf32>, %e: tensor<1000xf32>)
+    -> (tensor<2x2xf32>, tensor<1xf32>, tensor<2x2xf32>, tensor<500xf32>, tensor<500xf32>) {
+  // CHECK: dpc.reduce_scatter %arg2 over @zs ["dp"] <sum> dim 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+  // CHECK-NEXT: %[[RA:.*]] = dpc.reshape %arg0 : tensor<4x2xf32> -> tensor<2x4xf32>
+  // CHECK-NEXT: %[[RB:.*]] = dpc.reshape %arg1 : tensor<2xf32> -> tensor<2x1xf32>
+  // CHECK-NEXT: %[[RD:.*]] = dpc.reshape %arg3 : tensor<1000xf32> -> tensor<2x500xf32>
+  // CHECK-NEXT: %[[RE:.*]] = dpc.reshape %arg4 : tensor<1000xf32> -> tensor<2x500xf32>
+  // CHECK-NEXT: %[[ROWS:.*]] = dpc.concat %[[RA]], %[[RB]], %[[RD]], %[[RE]] {axis = 1 : i64} : {{.*}} -> tensor<2x1005xf32>
+  // CHECK-NEXT: %[[MINE:.*]] = dpc.reduce_scatter %[[ROWS]] over @zs ["dp"] <sum> dim 0 : tensor<2x1005xf32> -> tensor<1x1005xf32>
+  // CHECK-NEXT: %[[BA:.*]] = dpc.slice %[[MINE]] {limit = array<i64: 1, 4>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<1x1005xf32> -> tensor<1x4xf32>
+  // CHECK-NEXT: dpc.reshape %[[BA]] : tensor<1x4xf32> -> tensor<2x2xf32>
+  // CHECK-NEXT: %[[BB:.*]] = dpc.slice %[[MINE]] {limit = array<i64: 1, 5>, start = array<i64: 0, 4>, stride = array<i64: 1, 1>} : tensor<1x1005xf32> -> tensor<1x1xf32>
+  // CHECK-NEXT: dpc.reshape %[[BB]] : tensor<1x1xf32> -> tensor<1xf32>
+  // CHECK-NOT: dpc.reduce_scatter
+  // SMALL: dpc.reduce_scatter {{.*}} : tensor<2x5xf32> -> tensor<1x5xf32>
+  // SMALL: dpc.reduce_scatter %arg3 {{.*}} : tensor<1000xf32> -> tensor<500xf32>
+  // SMALL: dpc.reduce_scatter %arg4 {{.*}} : tensor<1000xf32> -> tensor<500xf32>
+  // SMALL-NOT: dpc.reduce_scatter
+  %ra = dpc.reduce_scatter %a over @zs ["dp"] <sum> dim 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+  %rb = dpc.reduce_scatter %b over @zs ["dp"] <sum> dim 0 : tensor<2xf32> -> tensor<1xf32>
+  %rc = dpc.reduce_scatter %c over @zs ["dp"] <sum> dim 1 : tensor<2x4xf32> -> tensor<2x2xf32>
+  %rd = dpc.reduce_scatter %d over @zs ["dp"] <sum> dim 0 : tensor<1000xf32> -> tensor<500xf32>
+  %re = dpc.reduce_scatter %e over @zs ["dp"] <sum> dim 0 : tensor<1000xf32> -> tensor<500xf32>
+  return %ra, %rb, %rc, %rd, %re : tensor<2x2xf32>, tensor<1xf32>, tensor<2x2xf32>, tensor<500xf32>, tensor<500xf32>
+}
+
+// -----
+
 // ZeRO-3 gathers the parameter blocks the function takes in each pass that
 // reads them, all made where the pass begins: each moves to just before
 // its first reader, and a bucket of them, ready from the start, is made

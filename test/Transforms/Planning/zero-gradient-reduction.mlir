@@ -17,12 +17,23 @@
 // ZERO0-NOT: dpc.reduce_scatter
 
 // Under ZeRO (1 as 2 and 3) each replica updates its shard: the gradients
-// are reduce-scattered in the backward pass, never all-reduced and sliced;
-// the updated shards are gathered (in one bucket).
+// are reduce-scattered in the backward pass, never all-reduced and sliced,
+// in one bucket of two rows (row r: each gradient's block r, the head's
+// 512 elements then the hidden layer's 2048, in the order the backward
+// pass makes them); each rank's blocks come back side by side. The updated
+// shards are gathered (in one bucket).
 // ZERO1-LABEL: func.func @forward_backward
 // ZERO1-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
-// ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x64xf32> -> tensor<32x64xf32>
-// ZERO1-DAG: dpc.reduce_scatter {{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<64x16xf32> -> tensor<32x16xf32>
+// ZERO1: %[[HEAD:.*]] = dpc.reshape {{.*}} : tensor<64x16xf32> -> tensor<2x512xf32>
+// ZERO1-NEXT: %[[HIDDEN:.*]] = dpc.reshape {{.*}} : tensor<64x64xf32> -> tensor<2x2048xf32>
+// ZERO1-NEXT: %[[ROWS:.*]] = dpc.concat %[[HEAD]], %[[HIDDEN]] {axis = 1 : i64}
+// ZERO1-NEXT: %[[SCATTERED:.*]] = dpc.reduce_scatter %[[ROWS]] over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<2x2560xf32> -> tensor<1x2560xf32>
+// ZERO1-NOT: dpc.reduce_scatter
+// ZERO1: %[[MINE:.*]] = dpc.wait %[[SCATTERED]]
+// ZERO1-NEXT: %[[HEADBLOCK:.*]] = dpc.slice %[[MINE]] {limit = array<i64: 1, 512>, start = array<i64: 0, 0>, {{.*}} -> tensor<1x512xf32>
+// ZERO1-NEXT: dpc.reshape %[[HEADBLOCK]] : tensor<1x512xf32> -> tensor<32x16xf32>
+// ZERO1-NEXT: %[[HIDDENBLOCK:.*]] = dpc.slice %[[MINE]] {limit = array<i64: 1, 2560>, start = array<i64: 0, 512>, {{.*}} -> tensor<1x2048xf32>
+// ZERO1-NEXT: dpc.reshape %[[HIDDENBLOCK]] : tensor<1x2048xf32> -> tensor<32x64xf32>
 // ZERO1-LABEL: func.func @train_step
 // ZERO1-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
 // ZERO1-NOT: dpc.reduce_scatter
