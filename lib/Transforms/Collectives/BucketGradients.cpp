@@ -23,6 +23,7 @@
 
 #include "Scheduling.h"
 
+#include "dpc/Transforms/Collectives/BucketCapacity.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
@@ -239,7 +240,7 @@ struct BucketGradientsPass
   using BucketGradientsBase::BucketGradientsBase;
 
   void runOnOperation() override {
-    if (!(bucketCapMb > 0) || bucketCapMb > 1e6) {
+    if (!isValidBucketCapMb(bucketCapMb)) {
       emitError(getOperation().getLoc(), "--bucket-cap-mb=")
           << llvm::formatv("{0}", double(bucketCapMb))
           << " is outside (0, 1e6]";

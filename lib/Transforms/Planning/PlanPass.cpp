@@ -1,6 +1,7 @@
 //===- PlanPass.cpp - The -dpc-plan pass ----------------------------------===//
 
 #include "dpc/Analysis/CostModel/PipelineCost.h"
+#include "dpc/Transforms/Collectives/BucketCapacity.h"
 #include "dpc/Transforms/Passes.h"
 #include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Transforms/Planning/PlanReport.h"
@@ -77,7 +78,7 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
           << " is outside [0, 1]";
       return signalPassFailure();
     }
-    if (!(bucketCapMb > 0) || bucketCapMb > 1e6) {
+    if (!isValidBucketCapMb(bucketCapMb)) {
       emitError(module.getLoc(), "--bucket-cap-mb=")
           << llvm::formatv("{0}", double(bucketCapMb))
           << " is outside (0, 1e6]";

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dpc/Transforms/Collectives/BucketCapacity.h"
 #include "dpc/Transforms/Passes.h"
 #include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Transforms/Planning/PlanReport.h"
@@ -59,10 +60,10 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     if (auto limit = fields.getAs<FloatAttr>("memory_limit_bytes"))
       options.memoryLimit = limit.getValueAsDouble();
     if (auto cap = fields.getAs<FloatAttr>("bucket_cap_bytes")) {
-      // Written by hand, it may say anything: a bucket holds at most the
-      // 1e6 MiB that --bucket-cap-mb allows, and more than nothing.
+      // Written by hand, it may say anything: it must be what
+      // --bucket-cap-mb allows.
       double bytes = cap.getValueAsDouble();
-      if (!(bytes > 0) || bytes > 1e6 * 1024 * 1024) {
+      if (!isValidBucketCapMb(bytes / (1024.0 * 1024.0))) {
         emitError(module.getLoc(), "dpc.plan's bucket_cap_bytes (")
             << llvm::formatv("{0}", bytes) << ") is outside (0, 1e6 MiB]";
         return signalPassFailure();
