@@ -535,6 +535,21 @@ def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
     assert report["tensor_memory_bytes"] == [held] * 4
 
 
+def train_with_edited_manifest(steps, exported, tmp_path, edit):
+    """Trains the MLP's data-parallel artifact after `edit` changed its
+    manifest; the finished process."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    path = os.path.join(artifact, "manifest.json")
+    manifest = json.load(open(path))
+    edit(manifest)
+    json.dump(manifest, open(path, "w"))
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    return r
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda m: m.update(world_size=10**9), "world_size is missing or out of [1, 65536]"),
     (lambda m: m.update(abi=999), "it was built for another dpc-run (ABI 999"),
@@ -555,15 +570,7 @@ def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
 def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     """A manifest edited by hand or cut short is refused before any rank
     starts, with the file and what is wrong."""
-    inputs, *_ = reference(steps, exported, "mlp")
-    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
-    artifact = str(tmp_path / "model.dpc")
-    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
-    path = os.path.join(artifact, "manifest.json")
-    manifest = json.load(open(path))
-    edit(manifest)
-    json.dump(manifest, open(path, "w"))
-    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    r = train_with_edited_manifest(steps, exported, tmp_path, edit)
     assert r.returncode != 0
     assert "manifest.json: not a valid dpc artifact manifest: " + message in r.stderr, r.stderr
 
@@ -573,21 +580,19 @@ def test_a_library_for_another_cpu_is_refused(steps, exported, tmp_path):
     compiled for (--cpu-arch, by default this machine's); a CPU that lacks
     one is refused before the library is loaded, naming it, instead of
     dying of an illegal instruction mid-step."""
-    inputs, *_ = reference(steps, exported, "mlp")
-    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
-    artifact = str(tmp_path / "model.dpc")
-    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
-    path = os.path.join(artifact, "manifest.json")
-    manifest = json.load(open(path))
-    assert manifest["cpu"]["arch"] == "native"
-    # Intel CPUs lack sse4a, AMD's (to Zen 4) avx512fp16; the compiler
-    # listed what this one has.
-    absent = [f for f in ("sse4a", "avx512fp16") if f not in manifest["cpu"]["features"]]
-    assert absent, manifest["cpu"]
+    absent = []
+
+    def edit(manifest):
+        assert manifest["cpu"]["arch"] == "native"
+        # Intel CPUs lack sse4a, AMD's (to Zen 4) avx512fp16; the compiler
+        # listed what this one has.
+        absent.extend(f for f in ("sse4a", "avx512fp16")
+                      if f not in manifest["cpu"]["features"])
+        assert absent, manifest["cpu"]
+        manifest["cpu"]["features"].append(absent[0])
+
+    r = train_with_edited_manifest(steps, exported, tmp_path, edit)
     absent = absent[0]
-    manifest["cpu"]["features"].append(absent)
-    json.dump(manifest, open(path, "w"))
-    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
     assert r.returncode != 0
     assert ("its library was compiled for --cpu-arch=native and uses " + absent +
             ", which this CPU lacks") in r.stderr, r.stderr
