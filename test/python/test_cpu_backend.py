@@ -19,6 +19,7 @@ Its optimizer moments (the gradients) and running statistics are held to
 
 import json
 import os
+import re
 import subprocess
 
 import numpy as np
@@ -332,6 +333,57 @@ def test_tensorboard_trace_and_sync(steps, exported, tmp_path):
     assert {e["name"] for e in spans if e["cat"] == "communication"} >= {"dpc.all_reduce"}
 
 
+def test_profile_sets_every_op_beside_its_prediction(steps, exported, tmp_path):
+    """--profile times every op each rank's program marks and writes it with
+    the work the cost model sees in it: a rank of the data-parallel MLP
+    multiplies 2 * (local batch) * (16*32 + 32*10) in its forward GEMMs, as
+    much for the weight gradients, and 2 * (local batch) * 32*10 for the one
+    input gradient that is not the batch's; each op's prediction is the
+    roofline of its work on the plan's cluster (h100-sxm: f32 at 67
+    TFLOP/s x 0.54, 3.35 TB/s x 0.8)."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    manifest = compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    profile = str(tmp_path / "profile.json")
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), "--profile",
+                               profile)
+    assert r.returncode == 0, r.stderr
+    assert "dpc-run: profile of rank 0 over %d steps" % (STEPS - 1) in r.stdout, r.stdout
+    assert re.search(r"dpc\.matmul +\d+ +[0-9.]+ +[0-9.]+ +[0-9.]+", r.stdout), r.stdout
+    written = json.load(open(profile))
+    assert written["steps"] == STEPS - 1
+    assert [rank["rank"] for rank in written["ranks"]] == [0, 1]
+    (x,) = [a for a in manifest["arguments"] if a["name"] == "x"]
+    local_batch = x["local_shape"][0]
+    peak, bandwidth = 67e12 * 0.54, 3.35e12 * 0.8
+    for rank in written["ranks"]:
+        (program,) = [p for p in manifest["programs"] if p["symbol"] == rank["program"]]
+        assert len(rank["ops"]) == len(program["ops"])
+        assert sum(op["measured_s"] for op in rank["ops"]) <= rank["step_s"] * 1.001
+        gemms = [op for op in rank["ops"] if op["op"] == "dpc.matmul"]
+        assert sum(op["flops"] for op in gemms) == 2 * local_batch * (2 * (16 * 32 + 32 * 10) +
+                                                                      32 * 10)
+        for op in rank["ops"]:
+            assert op["measured_s"] >= 0 and "at" in op
+            assert op["predicted_s"] == pytest.approx(
+                max(op["flops"] / peak, op["bytes"] / bandwidth), rel=1e-3) or \
+                op.get("collective")
+
+
+def test_profile_refuses_an_artifact_without_marks(steps, exported, tmp_path):
+    """An artifact whose programs mark no ops (CUDA's, an older dpc-opt's)
+    cannot be profiled: refused before launch, no file written."""
+    def drop_ops(manifest):
+        for program in manifest["programs"]:
+            del program["ops"]
+    profile = str(tmp_path / "p.json")
+    r = train_with_edited_manifest(steps, exported, tmp_path, drop_ops, "--profile", profile)
+    assert r.returncode != 0
+    assert "--profile: %s lists no ops to time" % (tmp_path / "model.dpc") in r.stderr, r.stderr
+    assert not os.path.exists(profile)
+
+
 def test_check_sync_finds_a_diverged_replica(steps, exported, tmp_path):
     """Rank 1 flips a bit of its copy of a replicated parameter after step
     1: --check-sync stops the run there, naming the parameter, the ranks
@@ -535,9 +587,9 @@ def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
     assert report["tensor_memory_bytes"] == [held] * 4
 
 
-def train_with_edited_manifest(steps, exported, tmp_path, edit):
+def train_with_edited_manifest(steps, exported, tmp_path, edit, *extra):
     """Trains the MLP's data-parallel artifact after `edit` changed its
-    manifest; the finished process."""
+    manifest (with dpc-run flags `extra`); the finished process."""
     inputs, *_ = reference(steps, exported, "mlp")
     init, data = write_inputs(steps["mlp"], inputs, tmp_path)
     artifact = str(tmp_path / "model.dpc")
@@ -546,7 +598,7 @@ def train_with_edited_manifest(steps, exported, tmp_path, edit):
     manifest = json.load(open(path))
     edit(manifest)
     json.dump(manifest, open(path, "w"))
-    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    r, _ = train_artifact(artifact, init, data, str(tmp_path / "out"), *extra)
     return r
 
 
@@ -566,6 +618,10 @@ def train_with_edited_manifest(steps, exported, tmp_path, edit):
     (lambda m: m["cpu"].pop("features"), "its cpu entry lists no features"),
     (lambda m: m["cpu"]["features"].append("quantum"),
      "its library needs the CPU extension 'quantum', which this dpc-run cannot check"),
+    (lambda m: m["programs"][0].update(ops={"op": "dpc.matmul"}),
+     "a program's \"ops\" is not a list"),
+    (lambda m: m["programs"][0]["ops"][0].pop("flops"),
+     "an entry of a program's \"ops\" lacks op, at, flops or bytes"),
 ])
 def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     """A manifest edited by hand or cut short is refused before any rank

@@ -92,6 +92,11 @@ static cl::opt<std::string> traceFile(
     "trace", cl::cat(trainCategory), cl::value_desc("FILE.json"),
     cl::desc("Write a Chrome/Perfetto trace of every rank's steps and "
              "communication waits"));
+static cl::opt<std::string> profileFile(
+    "profile", cl::cat(trainCategory), cl::value_desc("FILE.json"),
+    cl::desc("Time every op of every rank (after the first step) and write "
+             "each beside the cost model's prediction; prints a summary by "
+             "op type (CPU artifacts)"));
 static cl::opt<std::string> memoryLimit(
     "memory-limit", cl::cat(trainCategory), cl::value_desc("SIZE"),
     cl::desc("Memory this node's ranks may hold in tensors (e.g. 64GiB; "
@@ -179,6 +184,7 @@ int artifact::runArtifactFromFlags() {
   options.checkFinite = checkFinite;
   options.tensorboardDir = tensorboardDir;
   options.traceFile = traceFile;
+  options.profileFile = profileFile;
   options.failStep = failStep;
   options.hang = failHangs;
   options.perturbRank = perturbRank;

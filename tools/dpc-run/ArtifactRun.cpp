@@ -93,6 +93,13 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
     return fail(status.getMessage());
   if (options.steps < 1 || options.steps > 100000000)
     return fail("--steps must be in [1, 100000000]");
+  if (!options.profileFile.empty())
+    for (const ProgramSpec &program : manifest.programs)
+      if (program.ops.empty())
+        return fail("--profile: " + options.artifact +
+                    " lists no ops to time (its programs are CUDA's, whose "
+                    "kernels finish after their launch, or it was compiled "
+                    "by an older dpc-opt)");
 
   // --scaling: the one-rank run first, on the same data and steps.
   double baselineThroughput = 0;
@@ -115,7 +122,8 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
     one.nodes = 1;
     one.nodeRank = 0;
     one.reportJson = reportPath.str().str();
-    one.outputDir = one.saveDir = one.tensorboardDir = one.traceFile = "";
+    one.outputDir = one.saveDir = one.tensorboardDir = one.traceFile =
+        one.profileFile = "";
     one.scalingBaseline = "";
     one.saveEvery = 0;
     llvm::outs() << "dpc-run: --scaling: one rank first\n";

@@ -51,6 +51,9 @@ struct ArtifactRunOptions {
   bool checkFinite = false;
   /// TensorBoard event files (rank 0) and a Chrome trace of every rank.
   std::string tensorboardDir, traceFile;
+  /// Every op of every rank timed and set beside its predicted time
+  /// (JSON; rank 0 prints a summary).
+  std::string profileFile;
   /// Memory the ranks of this node may hold in tensors, in bytes (0: what
   /// the system has available).
   double memoryLimitBytes = 0;

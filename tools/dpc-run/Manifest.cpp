@@ -208,6 +208,26 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     program.symbol = object->getString("symbol")->str();
     program.ranks.assign(ranks.begin(), ranks.end());
     program.arenaBytes = *object->getInteger("arena_bytes");
+    if (const json::Value *ops = object->get("ops")) {
+      if (!ops->getAsArray())
+        return parseError(file, "a program's \"ops\" is not a list");
+      for (const json::Value &entry : *ops->getAsArray()) {
+        const json::Object *op = entry.getAsObject();
+        if (!op || !op->getString("op") || !op->getString("at") ||
+            !op->getNumber("flops") || !op->getNumber("bytes"))
+          return parseError(file, "an entry of a program's \"ops\" lacks "
+                                  "op, at, flops or bytes");
+        MarkedOp marked;
+        marked.op = op->getString("op")->str();
+        marked.at = op->getString("at")->str();
+        marked.flops = *op->getNumber("flops");
+        marked.bytes = *op->getNumber("bytes");
+        marked.fused = op->getInteger("fused").value_or(0);
+        marked.predicted = op->getNumber("predicted_s");
+        marked.collective = op->getBoolean("collective").value_or(false);
+        program.ops.push_back(std::move(marked));
+      }
+    }
     for (const json::Value &result : *object->getArray("results")) {
       TensorSpec spec;
       if (!result.getAsObject())

@@ -49,11 +49,25 @@ struct TensorSpec {
   std::string key() const { return role + ":" + name; }
 };
 
+/// An op a CPU program marks as it finishes (ProgramAbi.h), with the
+/// work the cost model sees in it and the time it predicts.
+struct MarkedOp {
+  std::string op, at;
+  double flops = 0, bytes = 0;
+  int64_t fused = 0;
+  /// Seconds on the plan's cluster (a collective's: its transfer); none
+  /// when the artifact was compiled without a plan.
+  std::optional<double> predicted;
+  bool collective = false;
+};
+
 struct ProgramSpec {
   std::string symbol;
   std::vector<int> ranks;
   int64_t arenaBytes = 0;
   std::vector<TensorSpec> results;
+  /// In the order the program marks them: `mark(k)` ends ops[k].
+  std::vector<MarkedOp> ops;
 };
 
 struct Manifest {

@@ -3,6 +3,7 @@
 #include "RankRunner.h"
 #include "Blocks.h"
 #include "Checkpoint.h"
+#include "OpProfile.h"
 
 #include "dpc/Runtime/Checksum.h"
 #include "dpc/Runtime/FileIO.h"
@@ -83,6 +84,15 @@ int32_t artifact::hostGroupPosition(void *self, int32_t group) {
 
 void artifact::hostFail(void *self, const char *message) {
   static_cast<HostState *>(self)->error = message;
+}
+
+void artifact::hostMark(void *self, int32_t op) {
+  auto *host = static_cast<HostState *>(self);
+  Clock::time_point now = Clock::now();
+  if (host->timingOps && op >= 0 && size_t(op) < host->opSeconds.size())
+    host->opSeconds[op] +=
+        std::chrono::duration<double>(now - host->lastMark).count();
+  host->lastMark = now;
 }
 
 namespace {
@@ -365,7 +375,8 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
   DpcHost callbacks{&host,    hostStart,
                     hostWait, hostGroupPosition,
                     hostFail, options.checkFinite ? 1 : 0,
-                    device};
+                    device,   host.profiling ? 1 : 0,
+                    hostMark};
   if (function(&callbacks, argPointers.data(), resultPointers.data(), arena))
     return Status::error("rank " + std::to_string(rank) + ", step " +
                          std::to_string(step) + ": " + host.error);
@@ -657,6 +668,17 @@ Status RankRunner::writeTrace() {
   return ::dpc::writeFileAtomically(options.traceFile, text);
 }
 
+Status RankRunner::writeProfile(int steps, double seconds) {
+  std::vector<std::string> all;
+  if (Status status = communicator->allGatherWorld(
+          serializeOpTimes(host.opSeconds, seconds, steps), all);
+      status.isError())
+    return status;
+  if (rank != 0)
+    return Status::success();
+  return writeOpProfile(manifest, all, steps, options.profileFile);
+}
+
 Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
                        std::string &report) {
   if (Status status =
@@ -687,7 +709,14 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
     if (spec.role == "input" && !spec.shape.empty())
       batchSize = std::max(batchSize, spec.shape[0]);
   int lastStep = firstStep + options.steps - 1;
+  // --profile times every step but the first (which pages memory in),
+  // unless there is only one.
+  host.profiling = !options.profileFile.empty();
+  host.opSeconds.assign(program->ops.size(), 0.0);
+  int timedSteps = 0;
+  double timedSeconds = 0;
   for (int step = firstStep; step <= lastStep; ++step) {
+    host.timingOps = host.profiling && (step > firstStep || options.steps == 1);
     if (rank == options.failRank && step == options.failStep) {
       writeToStderr("dpc-run: rank " + std::to_string(rank) +
                     (options.hang ? " hangs" : " stops") + " at step " +
@@ -708,6 +737,10 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       return status;
     double seconds =
         std::chrono::duration<double>(Clock::now() - begin).count();
+    if (host.timingOps) {
+      ++timedSteps;
+      timedSeconds += seconds;
+    }
     if (host.tracing)
       host.spans.push_back(
           {"step " + std::to_string(step), "compute", traceBegin, host.now()});
@@ -778,6 +811,10 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
 
   if (host.tracing)
     if (Status status = writeTrace(); status.isError())
+      return status;
+  if (host.profiling)
+    if (Status status = writeProfile(timedSteps, timedSeconds);
+        status.isError())
       return status;
   std::vector<::dpc::NamedTensor> global;
   if (!options.outputDir.empty()) {

@@ -42,6 +42,11 @@ struct HostState {
   };
   std::vector<Span> spans;
   Clock::time_point origin = Clock::now();
+  /// For --profile: the seconds each marked op took over the timed steps,
+  /// and when the previous op finished.
+  bool profiling = false, timingOps = false;
+  std::vector<double> opSeconds;
+  Clock::time_point lastMark;
 
   double now() const {
     return std::chrono::duration<double>(Clock::now() - origin).count();
@@ -57,6 +62,7 @@ int64_t hostStart(void *self, const DpcCollectiveCall *call);
 int32_t hostWait(void *self, int64_t ticket);
 int32_t hostGroupPosition(void *self, int32_t group);
 void hostFail(void *self, const char *message);
+void hostMark(void *self, int32_t op);
 
 class RankRunner {
 public:
@@ -90,6 +96,10 @@ private:
                              const std::string &dir);
   /// Gathers every rank's spans; rank 0 writes them as a Chrome trace.
   ::dpc::Status writeTrace();
+  /// Gathers every rank's op times over `steps` timed steps that took
+  /// `seconds`; rank 0 writes them beside the predictions and prints a
+  /// summary.
+  ::dpc::Status writeProfile(int steps, double seconds);
   /// Whether this rank's copy of argument `spec` is kept up to date: its
   /// program returns it, or no program does.
   bool keepsUpToDate(const TensorSpec &spec) const;

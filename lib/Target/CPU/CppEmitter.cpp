@@ -206,6 +206,8 @@ private:
   void emitFiniteCheck(Operation *op);
   /// A call to a kernel that can fail: its error goes to the host.
   void emitChecked(Operation *op, const std::string &call);
+  /// Under host->profile, tells the host that `op` has finished (CPU).
+  void emitMark(Operation *op);
 
   bool isCuda() const { return target == EmitTarget::Cuda; }
   /// The kernel namespace's prefix.
@@ -343,6 +345,14 @@ void ProgramEmitter::emitRounding(Operation *op) {
        << "; ++i) {\n    const float x = " << name(result) << "[i];\n    "
        << name(result) << "[i] = " << round << ";\n  }\n";
   }
+}
+
+void ProgramEmitter::emitMark(Operation *op) {
+  if (isCuda())
+    return;
+  os << "  if (host->profile)\n    host->mark(host->self, "
+     << info.markedOps.size() << ");\n";
+  info.markedOps.push_back(op);
 }
 
 void ProgramEmitter::emitFiniteCheck(Operation *op) {
@@ -1245,6 +1255,8 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
      << "(DpcHost *host, void *const *args, void *const *results, "
         "char *arena) {\n";
   os << "  (void)arena;\n  (void)results;\n  (void)host;\n";
+  if (!isCuda())
+    os << "  if (host->profile)\n    host->mark(host->self, -1);\n";
   if (isCuda())
     os << "  dpc::cuda::Context *ctx = dpc::cuda::getContext(host);\n"
           "  if (!ctx)\n    return 1;\n"
@@ -1274,6 +1286,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
              << "results[" << i << "], " << name(value) << ", "
              << getStorageBytes(value) << ");\n";
       }
+      emitMark(&op);
       continue;
     }
     for (Type type : op.getResultTypes())
@@ -1283,10 +1296,15 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
     if (op.getNumRegions() != 0)
       return op.emitError("the CPU and CUDA backends do not compile ops with "
                           "regions");
+    size_t before = bodyText.size();
     if (failed(emitOp(&op)))
       return failure();
     emitRounding(&op);
     emitFiniteCheck(&op);
+    // A view (a reshape, a contiguous slice) only names its operand's
+    // storage: nothing to time.
+    if (bodyText.size() != before && (!isView(&op) || isa<WaitOp>(op)))
+      emitMark(&op);
   }
   if (isCuda()) {
     // Kernels fault on the device; the step's end reports the first.

@@ -9,6 +9,8 @@
 #include "dpc/Runtime/Npy.h"
 #include "dpc/Runtime/ProgramAbi.h"
 #include "dpc/Target/CPU/CppEmitter.h"
+#include "dpc/Target/CPU/Fusion.h"
+#include "dpc/Target/CPU/OpProfile.h"
 #include "dpc/Target/CPU/TransposedProducts.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -430,6 +432,19 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   emitCppPrologue(os, options.target);
   GroupTable groups;
   json::Array programEntries;
+  // The plan's cluster prices each op for `dpc-run --profile`.
+  std::optional<Cluster> cluster;
+  if (auto plan =
+          module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName)) {
+    auto spec = plan.getAs<StringAttr>("cluster");
+    auto meshText = plan.getAs<StringAttr>("mesh");
+    std::string error;
+    if (spec && meshText)
+      if (FailureOr<Cluster> resolved =
+              resolveClusterForMesh(spec, meshText, error);
+          succeeded(resolved))
+        cluster = *resolved;
+  }
   for (auto [index, program] : llvm::enumerate(programs)) {
     if (failed(prepareProgram(program, *copy)))
       return failure();
@@ -456,6 +471,10 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
         entry["updates"] = int64_t(*updated);
       results.push_back(std::move(entry));
     }
+    llvm::DenseSet<Operation *> fused = getFusedOps(program);
+    json::Array ops = describeMarkedOps(
+        info.markedOps, [&](Operation *op) { return fused.contains(op); },
+        cluster ? &*cluster : nullptr);
     programEntries.push_back(
         json::Object{{"symbol", symbol},
                      {"function", program.getSymName()},
@@ -465,7 +484,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
                      {"live_arena_bytes", info.liveBytes},
                      {"loops", info.loops},
                      {"fused_ops", info.fusedOps},
-                     {"results", std::move(results)}});
+                     {"results", std::move(results)},
+                     {"ops", std::move(ops)}});
   }
   // Every stage program takes the same arguments.
   json::Array arguments;

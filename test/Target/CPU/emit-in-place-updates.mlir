@@ -73,6 +73,8 @@ func.func @train_step(%w: tensor<4x4xf32> {dpc.param = "w"},
   // CHECK-NEXT: std::memcpy(results[3], [[NK]], 16);
   // CHECK-NEXT: std::memcpy(results[4], [[U]], 64);
   // CHECK-NEXT: std::memcpy(results[5], [[U]], 64);
+  // CHECK-NEXT: if (host->profile)
+  // CHECK-NEXT: host->mark(host->self, {{[0-9]+}});
   // CHECK-NEXT: return 0;
   return %nw, %nv, %nq, %nk, %u, %u, %y, %s
       : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>,

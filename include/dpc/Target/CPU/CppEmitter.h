@@ -56,6 +56,10 @@ struct EmittedProgram {
   /// For each result, the argument whose buffer the caller passes for it
   /// (getUpdatedArguments).
   SmallVector<std::optional<unsigned>> updatedArguments;
+  /// The ops the program marks as it finishes each (ProgramAbi.h's
+  /// `mark`), in order: the CPU program's ops that emit code, the return
+  /// last. Empty for CUDA, whose kernels finish after their launch.
+  SmallVector<Operation *> markedOps;
 };
 
 /// The includes and helpers every emitted file starts with.

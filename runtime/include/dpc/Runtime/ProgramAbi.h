@@ -19,7 +19,7 @@ extern "C" {
 
 /// The version of this boundary; a library built against another is
 /// refused.
-#define DPC_PROGRAM_ABI_VERSION 4
+#define DPC_PROGRAM_ABI_VERSION 5
 
 /// One collective, in the terms of dpc::CollectiveRequest
 /// (MeshCommunicator.h); the enums have its enumerators' values.
@@ -55,6 +55,11 @@ typedef struct DpcHost {
   /// A CUDA program's device context (dpc::cuda::Context, made by the
   /// artifact's dpc_cuda_create); null for CPU programs.
   void *device;
+  /// Non-zero: a CPU program calls `mark` with -1 as it starts and with
+  /// the index of each op it emitted (the manifest program's "ops") as
+  /// that op finishes, so the host can time every op (dpc-run --profile).
+  int32_t profile;
+  void (*mark)(void *self, int32_t op);
 } DpcHost;
 
 /// One step of a program: `args` and `results` point to the dense local
