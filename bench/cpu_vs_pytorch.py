@@ -9,14 +9,15 @@ resnet18 at 3x32x32 and batch 32; on request, `--models lstm`, a 2-layer
 bidirectional nn.LSTM classifier), all trained by SGD with momentum 0.9:
   - PyTorch, 1 process x 2 threads;
   - PyTorch DDP over gloo, 2 ranks x 1 thread, half the batch each;
-  - dpc: the host calibrated once (dpc-run --calibrate-quick), the step
+  - dpc: the host calibrated once (dpc-run --calibrate), the step
     planned for a mesh of 2 on that cluster file, compiled (--emit=cpu) and
     trained by dpc-run over 2 ranks x 1 thread; once as the planner chose
     ("plan"), once as plain data parallelism ("dp2": --dp=2 --zero=0), which
     separates the backend's speed from the plan's.
 Prints the median step time and samples/s of each, dpc's ratio to the
-better PyTorch setup, and dpc's measured step time and tensor memory
-against the plan's predictions. Timings are medians after 5 warm-up steps;
+better PyTorch setup, dpc's measured step time and tensor memory against
+the plan's predictions, and (dpc-run --profile) the op types whose time
+exceeds their prediction the most. Timings are medians after 5 warm-up steps;
 the machine is noisy, so quote ratios from one run.
 """
 
@@ -122,10 +123,11 @@ def run_dpc(name, spec, steps, workdir, build, cluster, layout):
     np.savez(data, **{k: np.load(os.path.join(modeldir, name + ".inputs", k + ".npy"))
                       for k in spec.inputs})
     report = os.path.join(workdir, name + "." + layout + ".report.json")
+    profile = os.path.join(workdir, name + "." + layout + ".profile.json")
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     subprocess.run([os.path.join(bin_dir, "dpc-run"), artifact, "--steps=%d" % (WARMUP + steps),
-                    "--data", data, "--report-json", report], check=True, env=env,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    "--data", data, "--report-json", report, "--profile", profile],
+                   check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     r = json.load(open(report))
     manifest = json.load(open(os.path.join(artifact, "manifest.json")))
     plan = manifest.get("plan", {})
@@ -136,7 +138,23 @@ def run_dpc(name, spec, steps, workdir, build, cluster, layout):
             "layout": "%s: dp%d tp%d pp%d zero%d mb%d" % (
                 layout, plan.get("dp", 1), plan.get("tp", 1), plan.get("pp", 1),
                 plan.get("zero_stage", 0), plan.get("micro_batches", 1)),
-            "communication_share": r["communication_share"]}
+            "communication_share": r["communication_share"],
+            "furthest": furthest_op_types(json.load(open(profile)))}
+
+
+def furthest_op_types(profile, count=4):
+    """Rank 0's op types whose measured time exceeds the cost model's
+    prediction the most (ms per step): where the step's prediction is
+    wrong. A collective's prediction is its transfer; its wait, unpriced,
+    is exposed communication."""
+    by_type = {}
+    for op in profile["ranks"][0]["ops"]:
+        measured, predicted = by_type.get(op["op"], (0.0, 0.0))
+        by_type[op["op"]] = (measured + op["measured_s"],
+                             predicted + op.get("predicted_s", 0.0))
+    ranked = sorted(by_type.items(), key=lambda kv: kv[1][1] - kv[1][0])[:count]
+    return ", ".join("%s %.1f/%.1f" % (name.replace("dpc.", ""), m * 1e3, p * 1e3)
+                     for name, (m, p) in ranked)
 
 
 def main(argv=None):
@@ -147,8 +165,10 @@ def main(argv=None):
     args = p.parse_args(argv)
     workdir = tempfile.mkdtemp(prefix="dpc-bench-")
     cluster = os.path.join(workdir, "host.json")
-    subprocess.run([os.path.join(args.build, "bin", "dpc-run"), "--calibrate=" + cluster,
-                    "--calibrate-quick"], check=True, stdout=subprocess.DEVNULL)
+    # The full calibration: its all-reduces reach 16 MiB, the size of the
+    # models' gradient buckets (the quick one stops at 1 MiB).
+    subprocess.run([os.path.join(args.build, "bin", "dpc-run"), "--calibrate=" + cluster],
+                   check=True, stdout=subprocess.DEVNULL)
     rows = []
     for name in args.models.split(","):
         torch.manual_seed(0)
@@ -174,6 +194,8 @@ def main(argv=None):
                      dpc["predicted_seconds"] * 1e3,
                      dpc["tensor_bytes"] / max(dpc["predicted_bytes"], 1),
                      dpc["tensor_bytes"] / 2**20, dpc["predicted_bytes"] / 2**20))
+            print("%-9s     op types furthest over their prediction (measured/predicted ms): %s"
+                  % ("", dpc["furthest"]))
             sys.stdout.flush()
     return 0
 

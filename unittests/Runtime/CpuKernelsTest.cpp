@@ -500,6 +500,68 @@ TEST(CpuKernelsTest, SoftmaxAlongAMiddleAxis) {
   }
 }
 
+// Float softmax and cross-entropy take SimdMath.h's vectorized exponential
+// (2 ulp) over each row and sum in double: within a few float ulps of the
+// double computation, along the innermost axis and across it (gathered),
+// with the maximum still taken out first.
+TEST(CpuKernelsTest, FloatSoftmaxAndCrossEntropyAreWithinUlpsOfDouble) {
+  for (auto [shape, axis] :
+       {std::pair(std::vector<int64_t>{6, 300}, int64_t(1)),
+        std::pair(std::vector<int64_t>{3, 300, 5}, int64_t(1))}) {
+    int64_t outer = shape[0], size = shape[1];
+    int64_t inner = shape.size() == 3 ? shape[2] : 1;
+    std::vector<float> in(outer * size * inner);
+    std::vector<double> noise = makeValues(in.size(), 40);
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = static_cast<float>(8 * noise[i]);
+    in[7] = 90; // exp(90) overflows float: the maximum must come out first.
+    // Masked out (attention's causal mask): exactly 0, or -inf in log.
+    in[in.size() - 1] = -std::numeric_limits<float>::infinity();
+    for (bool logarithm : {false, true}) {
+      std::vector<float> out(in.size()), expected(in.size());
+      if (inner == 1)
+        softmax(in.data(), {6, 300}, axis, logarithm, out.data());
+      else
+        softmax(in.data(), {3, 300, 5}, axis, logarithm, out.data());
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          auto at = [&](int64_t j) { return (o * size + j) * inner + i; };
+          double maximum = -1e300, sum = 0;
+          for (int64_t j = 0; j < size; ++j)
+            maximum = std::max(maximum, double(in[at(j)]));
+          for (int64_t j = 0; j < size; ++j)
+            sum += std::exp(in[at(j)] - maximum);
+          for (int64_t j = 0; j < size; ++j)
+            expected[at(j)] = static_cast<float>(
+                logarithm ? in[at(j)] - maximum - std::log(sum)
+                          : std::exp(in[at(j)] - maximum) / sum);
+        }
+      EXPECT_EQ(out.back(), expected.back());
+      for (size_t i = 0; i + 1 < out.size(); ++i)
+        EXPECT_NEAR(out[i], expected[i], 4e-7 * std::fabs(expected[i]) + 1e-30)
+            << "at element " << i << (logarithm ? " (log)" : "");
+    }
+  }
+  std::vector<float> logits(4 * 300);
+  std::vector<double> noise = makeValues(logits.size(), 41);
+  for (size_t i = 0; i < logits.size(); ++i)
+    logits[i] = static_cast<float>(10 * noise[i]);
+  std::vector<int64_t> labels = {3, 299, 0, 150};
+  std::vector<float> losses(4);
+  ASSERT_TRUE(classificationLoss(logits.data(), {4, 300}, labels.data(),
+                                 LossReduction::None, -100, true,
+                                 losses.data()));
+  for (int64_t n = 0; n < 4; ++n) {
+    double maximum = -1e300, sum = 0;
+    for (int64_t c = 0; c < 300; ++c)
+      maximum = std::max(maximum, double(logits[n * 300 + c]));
+    for (int64_t c = 0; c < 300; ++c)
+      sum += std::exp(logits[n * 300 + c] - maximum);
+    double expected = maximum + std::log(sum) - logits[n * 300 + labels[n]];
+    EXPECT_NEAR(losses[n], expected, 4e-7 * std::fabs(expected)) << n;
+  }
+}
+
 TEST(CpuKernelsTest, LayerNormOverTrailingDimensions) {
   std::vector<double> in = makeValues(2 * 3 * 4, 26);
   std::vector<double> scale = makeValues(12, 27), bias = makeValues(12, 28);

@@ -117,6 +117,14 @@ private:
   GradientReduction getGradientReduction(double elements, double partial,
                                          const StageMesh &mesh,
                                          int zeroStage) const;
+  /// The part of a stage's gradient reduction (`syncTime`, of `elements`
+  /// gradient elements, `partial` of them partial over the tensor axis)
+  /// that the program built leaves exposed after a micro-batch's compute
+  /// of `computeTime`.
+  double getExposedGradientSync(double syncTime, double elements,
+                                double partial, double computeTime,
+                                int64_t microBatches, const StageMesh &mesh,
+                                int zeroStage) const;
   /// Bytes each device of a stage holding `chunks` sends per step in its
   /// layout changes and pipeline messages (the gradient reduction aside).
   CommunicationVolume getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -308,6 +316,41 @@ Search::GradientReduction Search::getGradientReduction(double elements,
   add(CollectiveKind::AllReduce, partialBytes / d, mesh.getGroup(kTensorAxis),
       t, reduction.sent.tensorAxis);
   return reduction;
+}
+
+double Search::getExposedGradientSync(double syncTime, double elements,
+                                      double partial, double computeTime,
+                                      int64_t microBatches,
+                                      const StageMesh &mesh,
+                                      int zeroStage) const {
+  if (syncTime <= 0.0 || elements <= 0.0)
+    return 0.0;
+  double window = computeTime * (backwardFactor - 1.0) / backwardFactor;
+  // Several micro-batches: hidden behind their backward passes, as
+  // Megatron-LM's runs hide it (its published throughput calibrates this
+  // model). dpc's partitioned program departs from it: it reduces once,
+  // after the last micro-batch (docs/cost-model.md).
+  if (microBatches > 1)
+    return std::max(0.0, syncTime - microBatches * window);
+  // One: as the program runs it. Under ZeRO-1/2 the updated shards are
+  // gathered after the optimizer step, half of the all-reduce's time that
+  // nothing hides.
+  double afterUpdate = zeroStage == 1 || zeroStage == 2 ? syncTime / 2 : 0.0;
+  double reduction = syncTime - afterUpdate;
+  // The gradients are reduced in buckets of the cap inside the backward
+  // pass, each started when its last gradient is made: the last bucket
+  // (the first layers' gradients, made as the pass ends) is never hidden,
+  // the others behind the rest of the backward pass.
+  double capElements = std::max(1.0, options.bucketCapBytes /
+                                         graph.getGradientCommunicationBytes());
+  double buckets = std::ceil(elements / capElements);
+  double lastElements = elements - (buckets - 1.0) * capElements;
+  double last =
+      getGradientReduction(lastElements, partial * lastElements / elements,
+                           mesh, zeroStage)
+          .time *
+      (reduction / syncTime);
+  return afterUpdate + std::max(last, reduction - window);
 }
 
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -518,21 +561,22 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         plan.sent.dataAxis +=
             microBatches * dpc::getSentBytes(CollectiveKind::AllGather,
                                              gathered * bytesPerElement, d);
-    double window = microBatches * plan.computeTime *
-                    (backwardFactor - 1.0) / backwardFactor;
-    double exposedTraffic = plan.gradientSyncTime;
+    plan.exposedGradientSyncTime = getExposedGradientSync(
+        plan.gradientSyncTime, elements, std::min(partial, elements),
+        plan.computeTime, microBatches, mesh, z);
     if (z >= 3) {
       // Parameters gathered for the forward and backward of every
       // micro-batch, behind the whole step's compute.
+      double gathers = 0.0;
       for (double gathered : {elements, backwardElements})
-        exposedTraffic +=
+        gathers +=
             microBatches * getBestCollective(CollectiveKind::AllGather,
                                              gathered * bytesPerElement,
                                              mesh.getGroup(kDataAxis), cluster)
                                .time;
-      window = microBatches * plan.computeTime;
+      plan.exposedGradientSyncTime +=
+          std::max(0.0, gathers - microBatches * plan.computeTime);
     }
-    plan.exposedGradientSyncTime = std::max(0.0, exposedTraffic - window);
     // The optimizer reads and writes each local element's state once.
     double optimizerBytes =
         2.0 * elements / (z >= 1 ? d : 1) *

@@ -63,6 +63,18 @@ getBroadcastStrides(const std::vector<int64_t> &shape,
   return strides;
 }
 
+/// exponentials[i] = e^(values[i] - shift) for i < count (VectorMath.cpp):
+/// vectorized in float, within a few ulp of the correctly rounded
+/// exponential of the exact difference; libm's in double.
+void exponentiateShifted(const float *values, float shift, int64_t count,
+                         float *exponentials);
+void exponentiateShifted(const double *values, double shift, int64_t count,
+                         double *exponentials);
+
+/// The largest of `count` values (-inf for none), NaN if one is NaN.
+float maximumOf(const float *values, int64_t count);
+double maximumOf(const double *values, int64_t count);
+
 } // namespace dpc::cpu::detail
 
 #endif // DPC_RUNTIME_LIB_CPUKERNELS_KERNELSUPPORT_H

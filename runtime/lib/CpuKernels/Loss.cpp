@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 using namespace dpc::cpu;
 using namespace dpc::cpu::detail;
@@ -38,6 +39,8 @@ bool dpc::cpu::classificationLoss(const T *input, Dims inputShape,
 
   double total = 0;
   int64_t counted = 0;
+  std::vector<T> gathered(inner == 1 ? 0 : classes),
+      exponentials(fromLogits ? classes : 0);
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t i = 0; i < inner; ++i) {
       int64_t sample = n * inner + i;
@@ -47,13 +50,20 @@ bool dpc::cpu::classificationLoss(const T *input, Dims inputShape,
       if (label != ignoreIndex) {
         loss = -static_cast<double>(row[label * inner]);
         if (fromLogits) {
-          double maximum = -std::numeric_limits<double>::infinity();
-          for (int64_t c = 0; c < classes; ++c)
-            maximum = std::max(maximum, static_cast<double>(row[c * inner]));
-          double sum = 0;
-          for (int64_t c = 0; c < classes; ++c)
-            sum += std::exp(row[c * inner] - maximum);
-          loss += maximum + std::log(sum);
+          // log sum exp, the maximum taken out: one exponential per class
+          // over contiguous values (VectorMath.cpp), summed in double.
+          const T *values = row;
+          if (inner != 1) {
+            for (int64_t c = 0; c < classes; ++c)
+              gathered[c] = row[c * inner];
+            values = gathered.data();
+          }
+          T maximum = maximumOf(values, classes);
+          exponentiateShifted(values, maximum, classes, exponentials.data());
+          double sum = sumInDouble<T>(0.0, classes, [&](int64_t c) {
+            return static_cast<double>(exponentials[c]);
+          });
+          loss += static_cast<double>(maximum) + std::log(sum);
         }
         total += loss;
         ++counted;

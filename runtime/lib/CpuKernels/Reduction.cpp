@@ -1,7 +1,8 @@
 //===- Reduction.cpp - Reductions, softmax and top-k ----------------------===//
 //
-// A reduction is CpuReduction.h's walk reading memory. Softmax computes
-// each slice in double, rounding once; top-k orders by magnitude.
+// A reduction is CpuReduction.h's walk reading memory. Softmax takes one
+// exponential per element in the element type (VectorMath.cpp) and sums
+// and divides in double, rounding once; top-k orders by magnitude.
 //
 //===----------------------------------------------------------------------===//
 
@@ -67,25 +68,34 @@ void dpc::cpu::softmax(const T *input, Dims shape, int64_t axis, bool logarithm,
                        T *out) {
   int64_t outer = product(shape, 0, axis), size = at(shape, axis);
   int64_t inner = product(shape, axis + 1);
-  std::vector<double> shifted(size), exponentials(size);
+  std::vector<T> gathered(inner == 1 ? 0 : size), exponentials(size);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const T *in = input + o * size * inner + i;
       T *to = out + o * size * inner + i;
-      double maximum = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < size; ++j)
-        maximum = reduction::Max()(maximum, static_cast<double>(in[j * inner]));
-      // One exp per element: the sum's terms are the softmax's numerators.
-      double sum = 0;
-      for (int64_t j = 0; j < size; ++j) {
-        shifted[j] = in[j * inner] - maximum;
-        exponentials[j] = std::exp(shifted[j]);
-        sum += exponentials[j];
+      // A slice across the innermost dimension is gathered first, so that
+      // the exponentials run over contiguous values.
+      const T *values = in;
+      if (inner != 1) {
+        for (int64_t j = 0; j < size; ++j)
+          gathered[j] = in[j * inner];
+        values = gathered.data();
       }
+      T maximum = maximumOf(values, size);
+      // One exponential per element: the sum's terms are the numerators.
+      exponentiateShifted(values, maximum, size, exponentials.data());
+      double sum = sumInDouble<T>(0.0, size, [&](int64_t j) {
+        return static_cast<double>(exponentials[j]);
+      });
       if (logarithm) {
         double logSum = std::log(sum);
         for (int64_t j = 0; j < size; ++j)
-          to[j * inner] = static_cast<T>(shifted[j] - logSum);
+          to[j * inner] =
+              static_cast<T>(static_cast<double>(values[j]) - maximum - logSum);
+      } else if (inner == 1) {
+        // Contiguous: the division vectorizes.
+        for (int64_t j = 0; j < size; ++j)
+          to[j] = static_cast<T>(exponentials[j] / sum);
       } else {
         for (int64_t j = 0; j < size; ++j)
           to[j * inner] = static_cast<T>(exponentials[j] / sum);
