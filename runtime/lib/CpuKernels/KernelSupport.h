@@ -75,6 +75,42 @@ void exponentiateShifted(const double *values, double shift, int64_t count,
 float maximumOf(const float *values, int64_t count);
 double maximumOf(const double *values, int64_t count);
 
+/// Softmax's and cross-entropy's step over a row of `size` values `stride`
+/// apart: the maximum taken out, one exponential per value, their sum in
+/// double. Its buffers serve row after row.
+template <typename T> class ShiftedExponentials {
+public:
+  ShiftedExponentials(int64_t size, int64_t stride)
+      : exponentials(size), size(size), stride(stride),
+        gathered(stride == 1 ? 0 : size) {}
+
+  /// Returns the sum of e^(row[j * stride] - maximum).
+  double compute(const T *row) {
+    // A strided row is gathered first: the exponentials run over
+    // contiguous values.
+    values = row;
+    if (stride != 1) {
+      for (int64_t j = 0; j < size; ++j)
+        gathered[j] = row[j * stride];
+      values = gathered.data();
+    }
+    maximum = maximumOf(values, size);
+    exponentiateShifted(values, maximum, size, exponentials.data());
+    return sumInDouble<T>(0.0, size, [&](int64_t j) {
+      return static_cast<double>(exponentials[j]);
+    });
+  }
+
+  /// The last row's values (contiguous), maximum and exponentials.
+  const T *values = nullptr;
+  T maximum = 0;
+  std::vector<T> exponentials;
+
+private:
+  int64_t size, stride;
+  std::vector<T> gathered;
+};
+
 } // namespace dpc::cpu::detail
 
 #endif // DPC_RUNTIME_LIB_CPUKERNELS_KERNELSUPPORT_H

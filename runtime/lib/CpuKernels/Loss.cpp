@@ -39,8 +39,7 @@ bool dpc::cpu::classificationLoss(const T *input, Dims inputShape,
 
   double total = 0;
   int64_t counted = 0;
-  std::vector<T> gathered(inner == 1 ? 0 : classes),
-      exponentials(fromLogits ? classes : 0);
+  ShiftedExponentials<T> exponentials(fromLogits ? classes : 0, inner);
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t i = 0; i < inner; ++i) {
       int64_t sample = n * inner + i;
@@ -50,20 +49,9 @@ bool dpc::cpu::classificationLoss(const T *input, Dims inputShape,
       if (label != ignoreIndex) {
         loss = -static_cast<double>(row[label * inner]);
         if (fromLogits) {
-          // log sum exp, the maximum taken out: one exponential per class
-          // over contiguous values (VectorMath.cpp), summed in double.
-          const T *values = row;
-          if (inner != 1) {
-            for (int64_t c = 0; c < classes; ++c)
-              gathered[c] = row[c * inner];
-            values = gathered.data();
-          }
-          T maximum = maximumOf(values, classes);
-          exponentiateShifted(values, maximum, classes, exponentials.data());
-          double sum = sumInDouble<T>(0.0, classes, [&](int64_t c) {
-            return static_cast<double>(exponentials[c]);
-          });
-          loss += static_cast<double>(maximum) + std::log(sum);
+          // log sum exp, the maximum taken out.
+          double sum = exponentials.compute(row);
+          loss += static_cast<double>(exponentials.maximum) + std::log(sum);
         }
         total += loss;
         ++counted;

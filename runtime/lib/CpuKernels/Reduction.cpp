@@ -68,25 +68,16 @@ void dpc::cpu::softmax(const T *input, Dims shape, int64_t axis, bool logarithm,
                        T *out) {
   int64_t outer = product(shape, 0, axis), size = at(shape, axis);
   int64_t inner = product(shape, axis + 1);
-  std::vector<T> gathered(inner == 1 ? 0 : size), exponentials(size);
+  ShiftedExponentials<T> row(size, inner);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i = 0; i < inner; ++i) {
       const T *in = input + o * size * inner + i;
       T *to = out + o * size * inner + i;
-      // A slice across the innermost dimension is gathered first, so that
-      // the exponentials run over contiguous values.
-      const T *values = in;
-      if (inner != 1) {
-        for (int64_t j = 0; j < size; ++j)
-          gathered[j] = in[j * inner];
-        values = gathered.data();
-      }
-      T maximum = maximumOf(values, size);
       // One exponential per element: the sum's terms are the numerators.
-      exponentiateShifted(values, maximum, size, exponentials.data());
-      double sum = sumInDouble<T>(0.0, size, [&](int64_t j) {
-        return static_cast<double>(exponentials[j]);
-      });
+      double sum = row.compute(in);
+      const T *values = row.values;
+      const std::vector<T> &exponentials = row.exponentials;
+      T maximum = row.maximum;
       if (logarithm) {
         double logSum = std::log(sum);
         for (int64_t j = 0; j < size; ++j)
