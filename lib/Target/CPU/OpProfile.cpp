@@ -6,6 +6,7 @@
 #include "dpc/Analysis/CostModel/ComputeCost.h"
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 #include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Target/CPU/BufferPlan.h"
 #include "dpc/Target/CPU/Fusion.h"
 #include "dpc/Transforms/Collectives/CommunicationVolume.h"
 
@@ -69,9 +70,10 @@ mlir::dpc::getEmittedOpCost(Operation *op,
   for (Operation *member : members)
     if (auto costly = dyn_cast<CostOpInterface>(member))
       cost.flops += costly.getFlops();
-  // An op without a cost (a wait, the return) costs nothing, as the
-  // cost model prices it.
-  if (!isa<CostOpInterface>(op))
+  // An op without a cost (the return) costs nothing, as the cost model
+  // prices it; nor does a view (a wait only names its collective's
+  // result: the time it takes is communication left exposed).
+  if (!isa<CostOpInterface>(op) || isView(op))
     return cost;
   if (cost.fusedOps == 0) {
     cost.bytes = cast<CostOpInterface>(op).getBytesAccessed();
