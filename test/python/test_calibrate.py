@@ -57,6 +57,14 @@ def test_figures_are_those_of_a_cpu_core(calibrated):
     # The summary says the same numbers the file holds.
     gflops = float(re.search(r"f32 ([\d.]+) GFLOP/s", summary).group(1))
     assert gflops == pytest.approx(peak["f32"] * 1e3, rel=2e-3)
+    # A training step's GEMMs (tall, transposed operands in the backward)
+    # reach a fraction of the best square one: the compute efficiency;
+    # memory and links are priced at the rates measured.
+    efficiency = cluster["efficiency"]
+    assert 0.2 < efficiency["compute"] <= 1, efficiency
+    assert efficiency["memory"] == efficiency["communication"] == 1
+    share = float(re.search(r"a training step's GEMMs (\d+)% of f32's", summary).group(1))
+    assert share == pytest.approx(100 * efficiency["compute"], abs=0.51)
 
 
 def test_cost_model_prices_with_the_calibrated_file(calibrated, tmp_path):
@@ -66,10 +74,11 @@ def test_cost_model_prices_with_the_calibrated_file(calibrated, tmp_path):
     r = subprocess.run([tool("dpc-opt"), str(layer),
                         "-test-dpc-cost-model=mesh=2 cluster=" + path],
                        capture_output=True, text=True, check=True)
-    # The matmul at the measured f32 rate (efficiency 1), or its bytes at the
-    # measured bandwidth, whichever is slower.
+    # The matmul at the measured f32 rate times the calibrated efficiency,
+    # or its bytes at the measured bandwidth, whichever is slower.
     flops, bytes_ = 2 * 256 ** 3, 3 * 256 * 256 * 4
-    expected = max(flops / (cluster["device"]["peak_tflops"]["f32"] * 1e12),
+    rate = cluster["device"]["peak_tflops"]["f32"] * 1e12 * cluster["efficiency"]["compute"]
+    expected = max(flops / rate,
                    bytes_ / (cluster["device"]["memory_bandwidth_gb_per_s"] * 1e9))
     time_us = float(re.search(r"dpc.matmul .*dpc.time_us = ([\d.e+-]+)", r.stdout).group(1))
     assert time_us == pytest.approx(expected * 1e6, rel=2e-3)

@@ -62,6 +62,10 @@ namespace {
 struct Plan {
   SmallVector<int64_t, 4> gemmSizes;
   double gemmSecondsPerSize;
+  /// The GEMMs of a training step (tall, transposed in the backward),
+  /// whose median rate over the peak is the compute efficiency.
+  SmallVector<GemmShape> trainingGemms;
+  double trainingGemmSeconds;
   size_t triadBytesPerArray;
   double triadSeconds;
   SmallVector<size_t> allReduceBytes;
@@ -82,6 +86,8 @@ static Plan getPlan(bool quick) {
   plan.gemmSizes = quick ? SmallVector<int64_t, 4>{128, 256, 512}
                          : SmallVector<int64_t, 4>{256, 512, 1024};
   plan.gemmSecondsPerSize = quick ? 0.1 : 0.8;
+  plan.trainingGemms = getTrainingGemmShapes(quick ? 512 : 2048);
+  plan.trainingGemmSeconds = quick ? 0.03 : 0.2;
   // 3 x 64 MiB is several times any L3 of this class of machine (32 MiB).
   plan.triadBytesPerArray = 64 << 20;
   plan.triadSeconds = quick ? 0.3 : 2.0;
@@ -107,6 +113,8 @@ namespace {
 /// What one rank measured.
 struct RankMeasurements {
   double gemmF32 = 0.0;
+  /// The median f32 rate of a training step's GEMMs.
+  double gemmF32Training = 0.0;
   double gemmF64 = 0.0;
   double triad = 0.0;
   /// Seconds of each timed all-reduce: size-major, then iteration.
@@ -116,7 +124,8 @@ struct RankMeasurements {
 
 /// The measurements as raw doubles, for the pipe to the parent.
 static std::string encode(const RankMeasurements &m) {
-  std::vector<double> values = {m.gemmF32, m.gemmF64, m.triad};
+  std::vector<double> values = {m.gemmF32, m.gemmF64, m.triad,
+                                m.gemmF32Training};
   values.insert(values.end(), m.allReduceSeconds.begin(),
                 m.allReduceSeconds.end());
   return std::string(reinterpret_cast<const char *>(values.data()),
@@ -126,14 +135,15 @@ static std::string encode(const RankMeasurements &m) {
 static bool decode(const std::string &bytes, const Plan &plan,
                    RankMeasurements &m) {
   size_t timings = plan.allReduceBytes.size() * plan.iterations;
-  if (bytes.size() != (3 + timings) * sizeof(double))
+  if (bytes.size() != (4 + timings) * sizeof(double))
     return false;
-  std::vector<double> values(3 + timings);
+  std::vector<double> values(4 + timings);
   std::memcpy(values.data(), bytes.data(), bytes.size());
   m.gemmF32 = values[0];
   m.gemmF64 = values[1];
   m.triad = values[2];
-  m.allReduceSeconds.assign(values.begin() + 3, values.end());
+  m.gemmF32Training = values[3];
+  m.allReduceSeconds.assign(values.begin() + 4, values.end());
   return true;
 }
 
@@ -171,6 +181,10 @@ static bool measureRank(int rank, const CalibrationOptions &options,
     return false;
   m.gemmF64 =
       measureGemmFlops(GemmType::F64, plan.gemmSizes, plan.gemmSecondsPerSize);
+  if (!barrier())
+    return false;
+  m.gemmF32Training =
+      measureMedianGemmFlops(plan.trainingGemms, plan.trainingGemmSeconds);
   if (!barrier())
     return false;
   m.triad = measureTriadBandwidth(plan.triadBytesPerArray, plan.triadSeconds);
@@ -338,9 +352,16 @@ static Cluster buildCluster(ArrayRef<RankMeasurements> ranks,
                  roundToSignificant(fit.alpha)};
   // One host has no second node to measure against.
   c.interNode = getClusterPreset("cpu-host")->interNode;
-  // Every peak above is what real kernels reached (the best GEMM, the best
-  // triad, the collective's own bandwidth), so no fraction of it is lost.
+  // The peaks above are the best a kernel reached (the best square GEMM,
+  // the best triad, the collective's own bandwidth). A training step's
+  // GEMMs are tall and read transposed operands in the backward pass:
+  // their median rate over the peak is what the step's arithmetic gets.
   c.efficiency = {1.0, 1.0, 1.0};
+  double peak = device.getPeakFlops(NumericType::F32);
+  if (peak > 0)
+    c.efficiency.compute = std::min(
+        1.0,
+        roundToSignificant(slowest(&RankMeasurements::gemmF32Training) / peak));
   return c;
 }
 
@@ -388,7 +409,8 @@ static void printSummary(const Cluster &c, const Plan &plan, const RingFit &fit,
                << fixed(d.getPeakFlops(NumericType::F32) / 1e9, 1)
                << " GFLOP/s, f64 "
                << fixed(d.getPeakFlops(NumericType::F64) / 1e9, 1)
-               << " GFLOP/s (bf16/f16 run as f32)\n"
+               << " GFLOP/s (bf16/f16 run as f32); a training step's GEMMs "
+               << fixed(c.efficiency.compute * 100, 0) << "% of f32's\n"
                << "  memory (STREAM triad):      "
                << fixed(d.memoryBandwidth / 1e9, 1) << " GB/s\n"
                << "  all-reduce (Gloo ring, TCP loopback, "

@@ -82,6 +82,46 @@ double mlir::dpc::measureGemmFlops(GemmType type, ArrayRef<int64_t> sizes,
   return best;
 }
 
+SmallVector<GemmShape> mlir::dpc::getTrainingGemmShapes(int64_t tokens) {
+  SmallVector<GemmShape> shapes;
+  for (auto [in, out] : {std::pair<int64_t, int64_t>(256, 1024),
+                         std::pair<int64_t, int64_t>(1024, 256)}) {
+    shapes.push_back({tokens, out, in, false, false}); // x w
+    shapes.push_back({tokens, in, out, false, true});  // dy w^T
+    shapes.push_back({in, out, tokens, true, false});  // x^T dy
+  }
+  return shapes;
+}
+
+double mlir::dpc::measureMedianGemmFlops(ArrayRef<GemmShape> shapes,
+                                         double secondsPerShape) {
+  std::vector<double> rates;
+  for (const GemmShape &shape : shapes) {
+    // Stored as op(a) and op(b) are read: a is k x m when transposed.
+    std::vector<float> a(static_cast<size_t>(shape.m * shape.k)),
+        b(static_cast<size_t>(shape.k * shape.n)),
+        c(static_cast<size_t>(shape.m * shape.n));
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = 1.0f + static_cast<float>(i % 7) / 8;
+    for (size_t i = 0; i < b.size(); ++i)
+      b[i] = 1.0f - static_cast<float>(i % 5) / 8;
+    int64_t lda = shape.transposeA ? shape.m : shape.k;
+    int64_t ldb = shape.transposeB ? shape.k : shape.n;
+    double best = timeBestOf(secondsPerShape, [&] {
+      cblas_sgemm(CblasRowMajor, shape.transposeA ? CblasTrans : CblasNoTrans,
+                  shape.transposeB ? CblasTrans : CblasNoTrans, shape.m,
+                  shape.n, shape.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f,
+                  c.data(), shape.n);
+    });
+    rates.push_back(2.0 * static_cast<double>(shape.m) *
+                    static_cast<double>(shape.n) *
+                    static_cast<double>(shape.k) / best);
+  }
+  std::sort(rates.begin(), rates.end());
+  size_t mid = rates.size() / 2;
+  return rates.size() % 2 ? rates[mid] : (rates[mid - 1] + rates[mid]) / 2;
+}
+
 double mlir::dpc::measureTriadBandwidth(size_t bytesPerArray, double seconds) {
   size_t n = bytesPerArray / sizeof(double);
   // Constructing the arrays touches every page, so page faults are not

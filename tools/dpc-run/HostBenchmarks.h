@@ -11,6 +11,7 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +33,22 @@ enum class GemmType { F32, F64 };
 /// three timed runs after one untimed one).
 double measureGemmFlops(GemmType type, ArrayRef<int64_t> sizes,
                         double secondsPerSize);
+
+/// One f32 GEMM of a training step: out[m, n] = op(a)[m, k] op(b)[k, n],
+/// op transposing where asked (as a layer's backward reads its operands).
+struct GemmShape {
+  int64_t m, n, k;
+  bool transposeA, transposeB;
+};
+
+/// The GEMMs a layer's step runs, on `tokens` rows and widths of 256 and
+/// 1024: forward x w, input gradient dy w^T, weight gradient x^T dy.
+SmallVector<GemmShape> getTrainingGemmShapes(int64_t tokens);
+
+/// The median over `shapes` of each one's best f32 FLOP/s (cblas_sgemm,
+/// about `secondsPerShape` each, at least three timed runs).
+double measureMedianGemmFlops(ArrayRef<GemmShape> shapes,
+                              double secondsPerShape);
 
 /// The best bandwidth in bytes/s of the STREAM triad a[i] = b[i] + s * c[i]
 /// over three double arrays of `bytesPerArray` bytes, repeated for about
