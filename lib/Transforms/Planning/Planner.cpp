@@ -119,12 +119,12 @@ private:
                                          int zeroStage) const;
   /// The part of a stage's gradient reduction (`syncTime`, of `elements`
   /// gradient elements, `partial` of them partial over the tensor axis)
-  /// that the program built leaves exposed after a micro-batch's compute
-  /// of `computeTime`.
-  double getExposedGradientSync(double syncTime, double elements,
-                                double partial, double computeTime,
-                                int64_t microBatches, const StageMesh &mesh,
-                                int zeroStage) const;
+  /// and ZeRO-3's parameter gathers (`gatherTime`) that the program built
+  /// leaves exposed, after micro-batches of `computeTime` each.
+  double getExposedGradientSync(double syncTime, double gatherTime,
+                                double elements, double partial,
+                                double computeTime, int64_t microBatches,
+                                const StageMesh &mesh, int zeroStage) const;
   /// Bytes each device of a stage holding `chunks` sends per step in its
   /// layout changes and pipeline messages (the gradient reduction aside).
   CommunicationVolume getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -318,20 +318,24 @@ Search::GradientReduction Search::getGradientReduction(double elements,
   return reduction;
 }
 
-double Search::getExposedGradientSync(double syncTime, double elements,
-                                      double partial, double computeTime,
-                                      int64_t microBatches,
+double Search::getExposedGradientSync(double syncTime, double gatherTime,
+                                      double elements, double partial,
+                                      double computeTime, int64_t microBatches,
                                       const StageMesh &mesh,
                                       int zeroStage) const {
-  if (syncTime <= 0.0 || elements <= 0.0)
-    return 0.0;
   double window = computeTime * (backwardFactor - 1.0) / backwardFactor;
-  // Several micro-batches: hidden behind their backward passes, as
-  // Megatron-LM's runs hide it (its published throughput calibrates this
-  // model). dpc's partitioned program departs from it: it reduces once,
-  // after the last micro-batch (docs/cost-model.md).
+  // Several micro-batches: hidden behind their backward passes (ZeRO-3's
+  // gathers with them behind all the compute), as Megatron-LM's runs hide
+  // it (its published throughput calibrates this model). dpc's partitioned
+  // program departs from it: it reduces once, after the last micro-batch
+  // (docs/cost-model.md).
   if (microBatches > 1)
-    return std::max(0.0, syncTime - microBatches * window);
+    return std::max(0.0,
+                    syncTime + gatherTime -
+                        microBatches * (gatherTime > 0 ? computeTime : window));
+  double gathersExposed = std::max(0.0, gatherTime - computeTime);
+  if (syncTime <= 0.0 || elements <= 0.0)
+    return gathersExposed;
   // One: as the program runs it. Under ZeRO-1/2 the updated shards are
   // gathered after the optimizer step, half of the all-reduce's time that
   // nothing hides.
@@ -350,7 +354,7 @@ double Search::getExposedGradientSync(double syncTime, double elements,
                            mesh, zeroStage)
           .time *
       (reduction / syncTime);
-  return afterUpdate + std::max(last, reduction - window);
+  return afterUpdate + std::max(last, reduction - window) + gathersExposed;
 }
 
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -561,22 +565,19 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         plan.sent.dataAxis +=
             microBatches * dpc::getSentBytes(CollectiveKind::AllGather,
                                              gathered * bytesPerElement, d);
-    plan.exposedGradientSyncTime = getExposedGradientSync(
-        plan.gradientSyncTime, elements, std::min(partial, elements),
-        plan.computeTime, microBatches, mesh, z);
-    if (z >= 3) {
-      // Parameters gathered for the forward and backward of every
-      // micro-batch, behind the whole step's compute.
-      double gathers = 0.0;
+    // ZeRO-3 gathers the parameters for the forward and backward of every
+    // micro-batch, behind the whole step's compute.
+    double gathers = 0.0;
+    if (z >= 3)
       for (double gathered : {elements, backwardElements})
         gathers +=
             microBatches * getBestCollective(CollectiveKind::AllGather,
                                              gathered * bytesPerElement,
                                              mesh.getGroup(kDataAxis), cluster)
                                .time;
-      plan.exposedGradientSyncTime +=
-          std::max(0.0, gathers - microBatches * plan.computeTime);
-    }
+    plan.exposedGradientSyncTime = getExposedGradientSync(
+        plan.gradientSyncTime, gathers, elements, std::min(partial, elements),
+        plan.computeTime, microBatches, mesh, z);
     // The optimizer reads and writes each local element's state once.
     double optimizerBytes =
         2.0 * elements / (z >= 1 ? d : 1) *
