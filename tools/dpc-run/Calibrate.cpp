@@ -230,12 +230,6 @@ static bool measureRank(int rank, const CalibrationOptions &options,
 // From timings to a cluster
 //===----------------------------------------------------------------------===//
 
-static double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t mid = values.size() / 2;
-  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
-}
-
 /// For each message size, the median over iterations of the slowest rank's
 /// time: a collective is done when its last rank is.
 static std::vector<double> getAllReduceTimes(ArrayRef<RankMeasurements> ranks,

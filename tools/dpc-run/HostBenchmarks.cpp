@@ -82,6 +82,12 @@ double mlir::dpc::measureGemmFlops(GemmType type, ArrayRef<int64_t> sizes,
   return best;
 }
 
+double mlir::dpc::median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
 SmallVector<GemmShape> mlir::dpc::getTrainingGemmShapes(int64_t tokens) {
   SmallVector<GemmShape> shapes;
   for (auto [in, out] : {std::pair<int64_t, int64_t>(256, 1024),
@@ -117,9 +123,7 @@ double mlir::dpc::measureMedianGemmFlops(ArrayRef<GemmShape> shapes,
                     static_cast<double>(shape.n) *
                     static_cast<double>(shape.k) / best);
   }
-  std::sort(rates.begin(), rates.end());
-  size_t mid = rates.size() / 2;
-  return rates.size() % 2 ? rates[mid] : (rates[mid - 1] + rates[mid]) / 2;
+  return median(std::move(rates));
 }
 
 double mlir::dpc::measureTriadBandwidth(size_t bytesPerArray, double seconds) {

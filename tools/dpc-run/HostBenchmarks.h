@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace mlir::dpc {
 
@@ -33,6 +34,9 @@ enum class GemmType { F32, F64 };
 /// three timed runs after one untimed one).
 double measureGemmFlops(GemmType type, ArrayRef<int64_t> sizes,
                         double secondsPerSize);
+
+/// The median of `values` (the mean of the middle two for an even count).
+double median(std::vector<double> values);
 
 /// One f32 GEMM of a training step: out[m, n] = op(a)[m, k] op(b)[k, n],
 /// op transposing where asked (as a layer's backward reads its operands).

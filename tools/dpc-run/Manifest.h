@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -85,6 +86,15 @@ struct Manifest {
   double predictedStepSeconds = 0, predictedPeakBytes = 0;
   /// The learning rate the step was built with.
   double defaultLr = 0.01;
+
+  /// The program rank `rank` runs (null if none).
+  const ProgramSpec *getProgram(int rank) const {
+    for (const ProgramSpec &candidate : programs)
+      if (std::find(candidate.ranks.begin(), candidate.ranks.end(), rank) !=
+          candidate.ranks.end())
+        return &candidate;
+    return nullptr;
+  }
 };
 
 /// Reads DIR/manifest.json; errors name the file and what is wrong.

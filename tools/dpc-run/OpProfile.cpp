@@ -32,7 +32,7 @@ struct OpTypeRow {
   std::string type;
   int64_t count = 0;
   double measured = 0, predicted = 0;
-  bool collective = false, hasPrediction = false;
+  bool hasPrediction = false;
 };
 
 /// Rank 0's table by op type, slowest first; the rest folded into one
@@ -48,7 +48,6 @@ void printSummary(const ProgramSpec &program, const std::vector<double> &times,
     row.type = type;
     ++row.count;
     row.measured += seconds;
-    row.collective = op.collective;
     inOps += seconds;
     if (op.predicted) {
       row.predicted += *op.predicted;
@@ -112,10 +111,7 @@ mlir::dpc::artifact::writeOpProfile(const Manifest &manifest,
   double rankZeroStep = 0;
   const ProgramSpec *rankZeroProgram = nullptr;
   for (auto [rank, text] : llvm::enumerate(perRank)) {
-    const ProgramSpec *program = nullptr;
-    for (const ProgramSpec &candidate : manifest.programs)
-      if (llvm::is_contained(candidate.ranks, int(rank)))
-        program = &candidate;
+    const ProgramSpec *program = manifest.getProgram(rank);
     llvm::Expected<json::Value> parsed = json::parse(text);
     if (!parsed)
       return ::dpc::Status::error(

@@ -122,10 +122,7 @@ Status RankRunner::loadLibrary() {
   if (!version || version() != DPC_PROGRAM_ABI_VERSION)
     return Status::error(path.str().str() +
                          ": built for another dpc-run ABI; recompile it");
-  for (const ProgramSpec &candidate : manifest.programs)
-    if (std::find(candidate.ranks.begin(), candidate.ranks.end(), rank) !=
-        candidate.ranks.end())
-      program = &candidate;
+  program = manifest.getProgram(rank);
   if (!program)
     return Status::error("the manifest gives rank " + std::to_string(rank) +
                          " no program");

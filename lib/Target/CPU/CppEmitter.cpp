@@ -1209,7 +1209,7 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   if (!func.getBody().hasOneBlock())
     return func.emitError("the CPU and CUDA backends compile single-block "
                           "functions");
-  fused = getFusedOps(func);
+  fused = info.fusedIntoUsers = getFusedOps(func);
   // A value returned once, made by an op of its own storage, is written
   // straight into the caller's result buffer: no copy at the end.
   Operation *terminator = func.getBody().front().getTerminator();

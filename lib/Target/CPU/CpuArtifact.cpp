@@ -9,7 +9,6 @@
 #include "dpc/Runtime/Npy.h"
 #include "dpc/Runtime/ProgramAbi.h"
 #include "dpc/Target/CPU/CppEmitter.h"
-#include "dpc/Target/CPU/Fusion.h"
 #include "dpc/Target/CPU/OpProfile.h"
 #include "dpc/Target/CPU/TransposedProducts.h"
 
@@ -471,9 +470,9 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
         entry["updates"] = int64_t(*updated);
       results.push_back(std::move(entry));
     }
-    llvm::DenseSet<Operation *> fused = getFusedOps(program);
     json::Array ops = describeMarkedOps(
-        info.markedOps, [&](Operation *op) { return fused.contains(op); },
+        info.markedOps,
+        [&](Operation *op) { return info.fusedIntoUsers.contains(op); },
         cluster ? &*cluster : nullptr);
     programEntries.push_back(
         json::Object{{"symbol", symbol},

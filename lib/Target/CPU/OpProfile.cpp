@@ -51,6 +51,11 @@ mlir::dpc::getEmittedOpCost(Operation *op,
       cost.bytes = getOperandAndResultBytes(op);
       return cost;
     }
+  // An op without a cost (the return) costs nothing, as the cost model
+  // prices it; nor does a view (a wait only names its collective's
+  // result: the time it takes is communication left exposed).
+  if (!isa<CostOpInterface>(op) || isView(op))
+    return cost;
   // The ops computed inside `op` and the values its loop reads.
   SmallVector<Operation *> members;
   llvm::SetVector<Value> leaves;
@@ -70,11 +75,6 @@ mlir::dpc::getEmittedOpCost(Operation *op,
   for (Operation *member : members)
     if (auto costly = dyn_cast<CostOpInterface>(member))
       cost.flops += costly.getFlops();
-  // An op without a cost (the return) costs nothing, as the cost model
-  // prices it; nor does a view (a wait only names its collective's
-  // result: the time it takes is communication left exposed).
-  if (!isa<CostOpInterface>(op) || isView(op))
-    return cost;
   if (cost.fusedOps == 0) {
     cost.bytes = cast<CostOpInterface>(op).getBytesAccessed();
   } else {

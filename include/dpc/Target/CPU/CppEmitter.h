@@ -15,6 +15,7 @@
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <optional>
@@ -60,6 +61,8 @@ struct EmittedProgram {
   /// `mark`), in order: the CPU program's ops that emit code, the return
   /// last. Empty for CUDA, whose kernels finish after their launch.
   SmallVector<Operation *> markedOps;
+  /// The ops computed inside their users (Fusion.h's getFusedOps).
+  llvm::DenseSet<Operation *> fusedIntoUsers;
 };
 
 /// The includes and helpers every emitted file starts with.
