@@ -69,6 +69,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   if (!options.partition)
     return;
   pm.addPass(createPartition());
+  pm.addPass(createReduceInLastMicroBatch());
   BucketGradientsOptions buckets;
   buckets.bucketCapMb = options.bucketCapMb;
   pm.addPass(createBucketGradients(buckets));

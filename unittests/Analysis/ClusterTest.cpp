@@ -91,6 +91,8 @@ TEST(ClusterJson, RoundTripsEveryPreset) {
     EXPECT_DOUBLE_EQ(parsed->interNode.latency, preset.interNode.latency);
     EXPECT_DOUBLE_EQ(parsed->efficiency.communication,
                      preset.efficiency.communication);
+    EXPECT_EQ(parsed->gradientSyncBehindAllMicroBatches,
+              preset.gradientSyncBehindAllMicroBatches);
   }
 }
 
@@ -107,6 +109,20 @@ std::string h100With(StringRef from, StringRef to) {
   size_t at = text.find(from.str());
   EXPECT_NE(at, std::string::npos) << from.str();
   return text.replace(at, from.size(), to.str());
+}
+
+TEST(ClusterJson, ReadsTheRuntimesGradientWindow) {
+  std::string error;
+  std::string text = printClusterJson(*getClusterPreset("h100-sxm"));
+  FailureOr<Cluster> plain = parseClusterJson(text, "c.json", error);
+  ASSERT_TRUE(succeeded(plain)) << error;
+  EXPECT_FALSE(plain->gradientSyncBehindAllMicroBatches);
+  FailureOr<Cluster> megatron = parseClusterJson(
+      h100With("\"gradient_sync_behind_all_micro_batches\": false",
+               "\"gradient_sync_behind_all_micro_batches\": true"),
+      "c.json", error);
+  ASSERT_TRUE(succeeded(megatron)) << error;
+  EXPECT_TRUE(megatron->gradientSyncBehindAllMicroBatches);
 }
 
 TEST(ClusterJson, RejectsBadFilesNamingTheField) {
@@ -137,6 +153,12 @@ TEST(ClusterJson, RejectsBadFilesNamingTheField) {
                                 "\"fused_attention\": 1")),
             "cluster file 'c.json': field 'fused_attention' must be true or "
             "false");
+  EXPECT_EQ(
+      parseError(
+          h100With("\"gradient_sync_behind_all_micro_batches\": false",
+                   "\"gradient_sync_behind_all_micro_batches\": \"yes\"")),
+      "cluster file 'c.json': field 'gradient_sync_behind_all_micro_batches' "
+      "must be true or false");
   // Subnormal figures once reached the planner's solver, which asserted.
   EXPECT_EQ(parseError(h100With("\"compute\": 0.54", "\"compute\": 1e-310")),
             "cluster file 'c.json': field 'efficiency.compute' is out of the "

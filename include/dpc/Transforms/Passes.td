@@ -444,6 +444,38 @@ def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
   ];
 }
 
+def ReduceInLastMicroBatch : Pass<"dpc-reduce-in-last-micro-batch", "ModuleOp"> {
+  let summary = "Reduces accumulated gradients inside the last micro-batch's backward pass";
+  let description = [{
+    A step of several micro-batches sums each gradient over them as a
+    pending (partial) value and reduces it once. This pass inlines the last
+    call of each function a function calls more than once (the step's last
+    micro-batch), then moves each all-reduce and reduce-scatter of the
+    step (not of a forward or backward pass) over a group within one
+    pipeline stage, with the step's pure ops that make its operand (the
+    accumulation, casts, reshapes), to just after the last value they read
+    is made. A gradient's reduction then follows its last micro-batch's
+    gradient inside the backward pass, where -dpc-bucket-gradients buckets
+    it and -dpc-overlap-collectives overlaps it with the rest of the pass.
+    A reduction that reads another collective's result (a gradient norm
+    over shards) stays where it is; ops moved after the same op keep their
+    order, so the ranks of a group issue their collectives in one order.
+
+    ```mlir
+    %g0:2 = call @forward_backward(...)
+    %g1:2 = call @forward_backward(...)
+    %s = dpc.add %g0#1, %g1#1 {dpc.phase = #dpc.phase<optimizer>}
+    %r = dpc.all_reduce %s over @plan ["dp"] <sum>
+    // becomes
+    %g0:2 = call @forward_backward(...)
+    ... // the body of @forward_backward, until it makes %g1
+    %s = dpc.add %g0#1, %g1 {dpc.phase = #dpc.phase<optimizer>}
+    %r = dpc.all_reduce %s over @plan ["dp"] <sum>
+    ... // the rest of its backward pass
+    ```
+  }];
+}
+
 def OverlapCollectives : Pass<"dpc-overlap-collectives", "ModuleOp"> {
   let summary = "Makes collectives asynchronous start/wait pairs placed for overlap";
   let description = [{

@@ -425,9 +425,14 @@ private:
   std::string &error;
 };
 
-const StringRef kTopFields[] = {
-    "name",       "devices_per_node", "device",         "intra_node",
-    "inter_node", "efficiency",       "fused_attention"};
+const StringRef kTopFields[] = {"name",
+                                "devices_per_node",
+                                "device",
+                                "intra_node",
+                                "inter_node",
+                                "efficiency",
+                                "fused_attention",
+                                "gradient_sync_behind_all_micro_batches"};
 const StringRef kDeviceFields[] = {"peak_tflops", "memory_gb",
                                    "memory_bandwidth_gb_per_s"};
 const StringRef kLinkFields[] = {"bandwidth_gb_per_s", "latency_us"};
@@ -496,6 +501,8 @@ FailureOr<Cluster> mlir::dpc::parseClusterJson(StringRef text,
                      cluster.efficiency.communication, 1.0, 0.0, true, 1.0);
   }
   reader.getOptionalBool(root, "", "fused_attention", cluster.fusedAttention);
+  reader.getOptionalBool(root, "", "gradient_sync_behind_all_micro_batches",
+                         cluster.gradientSyncBehindAllMicroBatches);
   if (reader.failed())
     return failure();
   return cluster;
@@ -544,7 +551,9 @@ std::string mlir::dpc::printClusterJson(const Cluster &cluster) {
                 {{"compute", cluster.efficiency.compute},
                  {"memory", cluster.efficiency.memory},
                  {"communication", cluster.efficiency.communication}}},
-               {"fused_attention", cluster.fusedAttention}};
+               {"fused_attention", cluster.fusedAttention},
+               {"gradient_sync_behind_all_micro_batches",
+                cluster.gradientSyncBehindAllMicroBatches}};
   return root.dump(2) + "\n";
 }
 

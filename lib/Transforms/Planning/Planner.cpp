@@ -324,21 +324,23 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
                                       const StageMesh &mesh,
                                       int zeroStage) const {
   double window = computeTime * (backwardFactor - 1.0) / backwardFactor;
-  // Several micro-batches: hidden behind their backward passes (ZeRO-3's
-  // gathers with them behind all the compute), as Megatron-LM's runs hide
-  // it (its published throughput calibrates this model). dpc's partitioned
-  // program departs from it: it reduces once, after the last micro-batch
-  // (docs/cost-model.md).
-  if (microBatches > 1)
+  // A runtime that hides the reduction behind every micro-batch's backward
+  // pass (ZeRO-3's gathers with it behind all the compute), as
+  // Megatron-LM's published throughput calibrates this model.
+  if (microBatches > 1 && cluster.gradientSyncBehindAllMicroBatches)
     return std::max(0.0,
                     syncTime + gatherTime -
                         microBatches * (gatherTime > 0 ? computeTime : window));
-  double gathersExposed = std::max(0.0, gatherTime - computeTime);
+  // ZeRO-3's gathers, one ahead of their readers, behind the step's
+  // compute.
+  double gathersExposed =
+      std::max(0.0, gatherTime - microBatches * computeTime);
   if (syncTime <= 0.0 || elements <= 0.0)
     return gathersExposed;
-  // One: as the program runs it. Under ZeRO-1/2 the updated shards are
-  // gathered after the optimizer step, half of the all-reduce's time that
-  // nothing hides.
+  // As dpc's program runs it (the sums of several micro-batches reduced
+  // inside the last one's backward pass, -dpc-reduce-in-last-micro-batch).
+  // Under ZeRO-1/2 the updated shards are gathered after the optimizer
+  // step, half of the all-reduce's time that nothing hides.
   double afterUpdate = zeroStage == 1 || zeroStage == 2 ? syncTime / 2 : 0.0;
   double reduction = syncTime - afterUpdate;
   // The gradients are reduced in buckets of the cap inside the backward

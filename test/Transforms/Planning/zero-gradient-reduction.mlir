@@ -69,15 +69,20 @@
 // CHARGED3-NEXT: "dp": 22528,
 
 // Over two micro-batches the gradients are added while their sums are
-// still pending over dp, and reduced once, in one bucket, for the update.
+// still pending over dp, and reduced once, in one bucket, for the update:
+// inside the last micro-batch's backward pass (inlined), each sum made as
+// soon as its last gradient is.
 // MICRO-LABEL: func.func @forward_backward
 // MICRO-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
 // MICRO-LABEL: func.func @train_step
 // MICRO: call @forward_backward
-// MICRO: call @forward_backward
+// MICRO-NOT: call @forward_backward
 // MICRO-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
-// MICRO: dpc.add {{.*}} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
-// MICRO: dpc.add {{.*}} : (tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+// MICRO: dpc.matmul {{.*}}phase<forward>
+// MICRO: dpc.matmul {{.*}}phase<backward>{{.*}} -> tensor<64x16xf32>
+// MICRO-NEXT: dpc.add {{.*}} : (tensor<64x16xf32>, tensor<64x16xf32>) -> tensor<64x16xf32>
+// MICRO: dpc.matmul {{.*}}phase<backward>{{.*}} -> tensor<64x64xf32>
+// MICRO-NEXT: dpc.add {{.*}} : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
 // MICRO: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}} : tensor<5120xf32>
 // MICRO-NOT: dpc.all_reduce {{.*}} : tensor<{{[0-9]+}}x{{[0-9]+}}xf32>
 // MICRO-NOT: dpc.reduce_scatter

@@ -110,6 +110,12 @@ struct Cluster {
   /// pass). dpc's own backends have none, so plans they compile leave it
   /// off.
   bool fusedAttention = false;
+  /// The runtime hides a step's data-parallel gradient reduction behind
+  /// the backward passes of all its micro-batches (as Megatron-LM's
+  /// published throughput is calibrated). dpc's own runtime reduces once,
+  /// inside the last micro-batch's backward pass, so plans it compiles
+  /// leave it off.
+  bool gradientSyncBehindAllMicroBatches = false;
 
   const LinkSpec &getLink(LinkLevel level) const {
     return level == LinkLevel::IntraNode ? intraNode : interNode;
