@@ -36,6 +36,13 @@ using namespace mlir::dpc;
 
 namespace {
 
+/// Whether `callee` is one block ending in its return, as a step's
+/// forward-backward is: what inlineCall copies.
+bool isInlinable(func::FuncOp callee) {
+  return !callee.isExternal() && callee.getBody().hasOneBlock() &&
+         isa<func::ReturnOp>(callee.getBody().front().getTerminator());
+}
+
 /// Inlines `call`, the last of several calls to its callee (the last
 /// micro-batch); the callee stays for the others.
 void inlineCall(func::CallOp call, func::FuncOp callee) {
@@ -152,7 +159,7 @@ struct ReduceInLastMicroBatchPass
       llvm::MapVector<func::FuncOp, SmallVector<func::CallOp>> calls;
       func.walk([&](func::CallOp call) {
         if (auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee()))
-          if (!callee.isExternal())
+          if (isInlinable(callee) && callee != func)
             calls[callee].push_back(call);
       });
       for (auto &[callee, sites] : calls)

@@ -79,3 +79,13 @@ func.func @stage(%g: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
   %r = dpc.all_reduce %e over @plan ["dp"] <sum> {dpc.phase = #dpc.phase<optimizer>} : tensor<8x8xf32>
   return %r, %n : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// A function calling itself is no micro-batch loop: nothing is inlined.
+// CHECK-LABEL: func.func @recursive
+// CHECK-NEXT: call @recursive
+// CHECK-NEXT: call @recursive
+func.func @recursive(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %a = call @recursive(%x) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = call @recursive(%a) : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %b : tensor<8x8xf32>
+}
