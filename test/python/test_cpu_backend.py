@@ -371,6 +371,25 @@ def test_profile_sets_every_op_beside_its_prediction(steps, exported, tmp_path):
                 op.get("collective")
 
 
+def test_last_micro_batch_reduces_inside_its_backward_pass(steps, tmp_path):
+    """Over the step's 2 micro-batches each gradient's sum is reduced as soon
+    as the last micro-batch has made it: with a bucket per gradient, the
+    program (its ops in the order it runs them, as the manifest lists them
+    for --profile) starts reducing the head's gradients before the last
+    micro-batch's last GEMM (the first layer's weight gradient), and the
+    first layer's after it. Before -dpc-reduce-in-last-micro-batch, all four
+    followed the last GEMM."""
+    flags = [*LAYOUTS["dp"], "--zero=0", "--bucket-cap-mb=0.001"]
+    manifest = compile_artifact(steps["mlp"], flags, str(tmp_path / "model.dpc"))
+    for program in manifest["programs"]:
+        ops = program["ops"]
+        gradients = [i for i, op in enumerate(ops)
+                     if op["op"] == "dpc.all_reduce" and op["bytes"] > 64]
+        last_gemm = max(i for i, op in enumerate(ops) if op["op"] == "dpc.matmul")
+        assert len(gradients) == 4, [op["op"] for op in ops]
+        assert gradients[0] < last_gemm < gradients[-1]
+
+
 def test_profile_refuses_an_artifact_without_marks(steps, exported, tmp_path):
     """An artifact whose programs mark no ops (CUDA's, an older dpc-opt's)
     cannot be profiled: refused before launch, no file written."""
