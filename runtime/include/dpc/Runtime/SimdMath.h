@@ -49,8 +49,9 @@ DPC_SIMD_INLINE float exp2Integral(float n) {
 DPC_SIMD_INLINE float exp(float x) {
   // exp(x) = 2^n exp(r) with x = n ln 2 + r, |r| <= ln(2)/2. The clamp
   // keeps 2^n's two halves normal; beyond it the product overflows to
-  // infinity or rounds to zero as exp does.
-  float clamped = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);
+  // infinity or rounds to zero as exp does. A NaN is clamped too (the
+  // comparisons are false), so that no NaN is converted to an integer.
+  float clamped = x > -104.0f ? (x < 89.0f ? x : 89.0f) : -104.0f;
   // Round to nearest by adding and subtracting 1.5 * 2^23.
   float n = (clamped * 1.44269504f + 12582912.0f) - 12582912.0f;
   // ln 2 split in two (Cody and Waite): n * 0.693359375 is exact.
