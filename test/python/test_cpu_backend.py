@@ -390,6 +390,29 @@ def test_last_micro_batch_reduces_inside_its_backward_pass(steps, tmp_path):
         assert gradients[0] < last_gemm < gradients[-1]
 
 
+def test_a_bad_data_file_is_refused(steps, exported, tmp_path):
+    """--data must hold every input of the step, in whole step batches: a
+    missing array, and one of the model's own batch where the step takes
+    two micro-batches of it, end before launch naming the array and both
+    shapes, no output written."""
+    inputs, *_ = reference(steps, exported, "mlp")
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    x, target = np.load(data)["x"], np.load(data)["target"]
+    missing, half = str(tmp_path / "missing.npz"), str(tmp_path / "half.npz")
+    np.savez(missing, x=x)
+    np.savez(half, x=x[:x.shape[0] // 2], target=target[:x.shape[0] // 2])
+    for bad, message in (
+            (missing, "%s: has no array 'target', an input of the step" % missing),
+            (half, "%s: array 'x' of shape %dx%d is not a whole number of the step's "
+                   "batches of shape %dx%d" % (half, x.shape[0] // 2, x.shape[1], *x.shape))):
+        out = str(tmp_path / "out")
+        r, _ = train_artifact(artifact, init, bad, out)
+        assert r.returncode != 0 and message in r.stderr, r.stderr
+        assert not os.path.exists(out)
+
+
 def test_profile_refuses_an_artifact_without_marks(steps, exported, tmp_path):
     """An artifact whose programs mark no ops (CUDA's, an older dpc-opt's)
     cannot be profiled: refused before launch, no file written."""

@@ -29,6 +29,16 @@ double artifact::getLearningRate(const ArtifactRunOptions &options, double base,
   return lr;
 }
 
+/// `shape` as the IR writes it: 8x16, or "scalar".
+static std::string formatShape(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
 Status artifact::loadData(const ArtifactRunOptions &options,
                           const Manifest &manifest, DataSource &data) {
   if (options.data == "synthetic")
@@ -53,8 +63,12 @@ Status artifact::loadData(const ArtifactRunOptions &options,
                     array.shape.begin() + 1) ||
         array.shape[0] % spec.shape[0] != 0 || array.shape[0] == 0)
       return Status::error(options.data + ": array '" + spec.name +
-                           "' is not a whole number of the step's batches "
-                           "of its shape");
+                           "' of shape " + formatShape(array.shape) +
+                           " is not a whole number of the step's batches "
+                           "of shape " +
+                           formatShape(spec.shape) +
+                           " (a step of several micro-batches takes all of "
+                           "them stacked along dimension 0)");
     int64_t count = array.shape[0] / spec.shape[0];
     data.batches = data.batches < 0 ? count : std::min(data.batches, count);
   }
