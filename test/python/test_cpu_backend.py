@@ -411,6 +411,17 @@ def test_a_bad_data_file_is_refused(steps, exported, tmp_path):
         r, _ = train_artifact(artifact, init, bad, out)
         assert r.returncode != 0 and message in r.stderr, r.stderr
         assert not os.path.exists(out)
+    # A parameter of another shape in --init, named with both shapes.
+    params = dict(np.load(init))
+    name = next(k for k, v in params.items() if v.ndim == 2 and v.shape[0] != v.shape[1])
+    rows, cols = params[name].shape
+    params[name] = params[name].T.copy()
+    transposed = str(tmp_path / "transposed.npz")
+    np.savez(transposed, **params)
+    r, _ = train_artifact(artifact, transposed, data, str(tmp_path / "out"))
+    assert r.returncode != 0, r.stderr
+    assert "param '%s' has shape %dx%d, the step takes %dx%d" % (name, cols, rows, rows,
+                                                                 cols) in r.stderr, r.stderr
 
 
 def test_profile_refuses_an_artifact_without_marks(steps, exported, tmp_path):

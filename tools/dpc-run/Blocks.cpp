@@ -8,18 +8,21 @@
 using namespace mlir::dpc;
 using namespace mlir::dpc::artifact;
 
+std::string artifact::formatShape(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  for (int64_t size : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(size);
+  return text;
+}
+
 Status artifact::convertForSpec(const TensorSpec &spec,
                                 const HostTensor &tensor, HostTensor &out) {
-  if (tensor.shape != spec.shape) {
-    std::string shape;
-    for (int64_t size : tensor.shape)
-      shape += (shape.empty() ? "" : "x") + std::to_string(size);
-    std::string expected;
-    for (int64_t size : spec.shape)
-      expected += (expected.empty() ? "" : "x") + std::to_string(size);
-    return Status::error(spec.role + " '" + spec.name + "' has shape [" +
-                         shape + "], the step takes [" + expected + "]");
-  }
+  if (tensor.shape != spec.shape)
+    return Status::error(spec.role + " '" + spec.name + "' has shape " +
+                         formatShape(tensor.shape) + ", the step takes " +
+                         formatShape(spec.shape));
   out = HostTensor(spec.dtype, spec.shape);
   int64_t n = tensor.getNumElements();
   auto read = [&](int64_t i) -> double {

@@ -47,6 +47,9 @@ void forEachRow(const std::vector<int64_t> &shape,
   }
 }
 
+/// `shape` as the IR writes it: 8x16, or "scalar".
+std::string formatShape(const std::vector<int64_t> &shape);
+
 /// `tensor` converted to the storage of `spec` (float32, float64 or
 /// int64); fails on another shape.
 ::dpc::Status convertForSpec(const TensorSpec &spec,

@@ -29,16 +29,6 @@ double artifact::getLearningRate(const ArtifactRunOptions &options, double base,
   return lr;
 }
 
-/// `shape` as the IR writes it: 8x16, or "scalar".
-static std::string formatShape(const std::vector<int64_t> &shape) {
-  if (shape.empty())
-    return "scalar";
-  std::string text;
-  for (int64_t size : shape)
-    text += (text.empty() ? "" : "x") + std::to_string(size);
-  return text;
-}
-
 Status artifact::loadData(const ArtifactRunOptions &options,
                           const Manifest &manifest, DataSource &data) {
   if (options.data == "synthetic")
