@@ -84,6 +84,20 @@ def signature(ir: str, function: Optional[str] = None) -> Dict[str, Dict[str, Li
     return roles
 
 
+def micro_batches(ir: str, function: str = "train_step") -> int:
+    """The micro-batches of the training step in `ir` (its
+    dpc.micro_batches; a pipelined step's stages carry it too): above 1,
+    each batch input is [micro-batches, batch, ...]."""
+    for name in (function, function + ".stage0"):
+        marker = "func.func @" + name + "("
+        if marker in ir:
+            start = ir.index(marker)
+            header = ir[start:ir.index("{\n", start)]
+            found = re.search(r"dpc\.micro_batches = (\d+)", header)
+            return int(found.group(1)) if found else 1
+    return 1
+
+
 def numel(shape: Sequence[int]) -> int:
     n = 1
     for d in shape:

@@ -52,8 +52,6 @@ RTOL = 5e-3
 _CNN_TENSOR = ("resnet18 over the tensor axis: the completion lays out the convolutions' "
                "backward passes (activations and filter gradients gathered over tp) otherwise "
                "than the dual of the forward that the planner charges")
-_MICRO_BATCH_IMAGES = ("stage 0 lays out each micro-batch's images with an all-to-all over dp "
-                       "that the planner does not charge")
 _SEQ_FIRST = ("nn.TransformerEncoder's sequence-first layout: the completion moves the "
               "batch between dimensions in the backward pass (all-to-all, all-gather, "
               "reduce-scatter of the attention's gradients) where the planner charges the "
@@ -72,7 +70,6 @@ MISMATCHES = {
     ("resnet18", "zero2"): _CNN_TENSOR,
     ("resnet18", "zero3"): _CNN_TENSOR,
     ("resnet18", "tp-pp"): _CNN_TENSOR,
-    ("resnet18", "dp-pp"): _MICRO_BATCH_IMAGES,
 }
 
 

@@ -78,7 +78,7 @@ def reference(steps, exported, name):
         wanted = tools.signature(open(steps[name]).read(), function="train_step")["input"]
         for key, shape in wanted.items():
             if list(inputs[key].shape) != shape:
-                inputs[key] = np.concatenate([inputs[key], np.roll(inputs[key], 1, axis=-1)])
+                inputs[key] = np.stack([inputs[key], np.roll(inputs[key], 1, axis=-1)])
         count = MODEL_STEPS.get(name, STEPS)
         _reference[name] = (inputs, hyper,
                             run_steps(steps[name], inputs, hyper, count, "fp32"),
@@ -94,11 +94,16 @@ def compile_artifact(step, flags, path):
 
 
 def write_inputs(step, inputs, tmp_path):
-    roles = tools.signature(open(step).read(), function="train_step")
+    """--init and --data files; the data as samples, a step's micro-batches
+    consecutive (as dpc-run reads them)."""
+    text = open(step).read()
+    roles = tools.signature(text, function="train_step")
     init = str(tmp_path / "init.npz")
     data = str(tmp_path / "data.npz")
     np.savez(init, **{k: inputs[k] for role in ("param", "state") for k in roles[role]})
-    np.savez(data, **{k: inputs[k] for k in roles["input"]})
+    micro = tools.micro_batches(text)
+    np.savez(data, **{k: inputs[k].reshape(-1, *inputs[k].shape[2:]) if micro > 1 else inputs[k]
+                      for k in roles["input"]})
     return init, data
 
 

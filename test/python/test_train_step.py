@@ -224,7 +224,9 @@ def test_micro_batches_equal_one_large_batch(exported, tmp_path):
     gen = torch.Generator().manual_seed(3)
     batch = {"x": torch.randn(8, 16, generator=gen).numpy(),
              "target": torch.randint(0, 10, (8,), generator=gen).numpy()}
-    out = interpret(step_mlir, {**_weights(model), **_slots(step_mlir), **batch,
+    # The step takes its micro-batches along a leading dimension.
+    micro = {k: v.reshape(2, 4, *v.shape[1:]) for k, v in batch.items()}
+    out = interpret(step_mlir, {**_weights(model), **_slots(step_mlir), **micro,
                                 "lr": np.float64(0.1), "step": np.float64(1)},
                     function="train_step", precision="fp64")
 
@@ -269,7 +271,10 @@ def test_dropout_masks_follow_the_seed_not_the_micro_batching(tmp_path):
     weights = _weights(model)
 
     def step(mlir, seed):
-        return interpret(mlir, {**weights, **batch, "lr": np.float64(0.1),
+        micro = tools.micro_batches(open(mlir).read())
+        samples = {k: v.reshape(micro, -1, *v.shape[1:]) if micro > 1 else v
+                   for k, v in batch.items()}
+        return interpret(mlir, {**weights, **samples, "lr": np.float64(0.1),
                                 "step": np.float64(1), "seed": np.int64(seed)},
                          function="train_step", precision="fp64")
 

@@ -264,6 +264,16 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     manifest.programs.push_back(std::move(program));
   }
   manifest.defaultLr = root->getNumber("default_lr").value_or(0.01);
+  manifest.microBatches = root->getInteger("micro_batches").value_or(1);
+  if (manifest.microBatches < 1)
+    return parseError(file, "micro_batches is below 1");
+  for (const TensorSpec &spec : manifest.arguments)
+    if (spec.role == "input" && manifest.microBatches > 1 &&
+        (spec.shape.size() < 2 || spec.shape[0] != manifest.microBatches))
+      return parseError(file, "input '" + spec.name +
+                                  "' does not hold the step's " +
+                                  std::to_string(manifest.microBatches) +
+                                  " micro-batches along its first dimension");
   if (const json::Object *plan = root->getObject("plan")) {
     manifest.predictedStepSeconds = plan->getNumber("step_time_s").value_or(0);
     manifest.predictedPeakBytes =

@@ -86,6 +86,9 @@ struct Manifest {
   double predictedStepSeconds = 0, predictedPeakBytes = 0;
   /// The learning rate the step was built with.
   double defaultLr = 0.01;
+  /// The step's micro-batches: above 1, each input is [micro-batches,
+  /// batch, ...], micro-batch k its row k.
+  int64_t microBatches = 1;
 
   /// The program rank `rank` runs (null if none).
   const ProgramSpec *getProgram(int rank) const {

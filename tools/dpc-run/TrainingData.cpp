@@ -48,18 +48,32 @@ Status artifact::loadData(const ArtifactRunOptions &options,
       return Status::error(options.data + ": has no array '" + spec.name +
                            "', an input of the step");
     const HostTensor &array = it->second;
-    if (spec.shape.empty() || array.shape.size() != spec.shape.size() ||
-        !std::equal(spec.shape.begin() + 1, spec.shape.end(),
+    // A step of several micro-batches takes its samples as [micro-batches,
+    // batch, ...]: that many consecutive batches of the data.
+    size_t batchDims = manifest.microBatches > 1 ? 2 : 1;
+    int64_t rows = 1;
+    for (size_t d = 0; d < batchDims && d < spec.shape.size(); ++d)
+      rows *= spec.shape[d];
+    std::vector<int64_t> stacked(spec.shape.begin() +
+                                     std::min(batchDims, spec.shape.size()),
+                                 spec.shape.end());
+    stacked.insert(stacked.begin(), rows);
+    if (spec.shape.size() < batchDims || array.shape.size() != stacked.size() ||
+        !std::equal(stacked.begin() + 1, stacked.end(),
                     array.shape.begin() + 1) ||
-        array.shape[0] % spec.shape[0] != 0 || array.shape[0] == 0)
-      return Status::error(options.data + ": array '" + spec.name +
-                           "' of shape " + formatShape(array.shape) +
-                           " is not a whole number of the step's batches "
-                           "of shape " +
-                           formatShape(spec.shape) +
-                           " (a step of several micro-batches takes all of "
-                           "them stacked along dimension 0)");
-    int64_t count = array.shape[0] / spec.shape[0];
+        array.shape[0] % rows != 0 || array.shape[0] == 0)
+      return Status::error(
+          options.data + ": array '" + spec.name + "' of shape " +
+          formatShape(array.shape) +
+          " is not a whole number of the step's batches of shape " +
+          formatShape(stacked) +
+          (batchDims > 1 ? " (the step's " +
+                               std::to_string(manifest.microBatches) +
+                               " micro-batches of " +
+                               std::to_string(spec.shape[1]) +
+                               " samples, consecutive along dimension 0)"
+                         : ""));
+    int64_t count = array.shape[0] / rows;
     data.batches = data.batches < 0 ? count : std::min(data.batches, count);
   }
   if (data.batches < 0)

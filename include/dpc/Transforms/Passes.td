@@ -121,11 +121,13 @@ def BuildTrainStep : Pass<"dpc-build-train-step", "ModuleOp"> {
     `train_step(params, opt_state, state, batch..., lr, step) ->
     (params', opt_state', state', loss, grad_norm)`: it runs
     `@forward_backward` (built for one micro-batch) on each of
-    `micro-batches` slices of every batch input, which the step takes
-    stacked along dimension 0 (threading the state through the
-    micro-batches), averages the losses and gradients, clips their
-    global norm to `max-grad-norm` (when positive), and applies the
-    optimizer. The learning rate and the step number (from 1) are inputs,
+    `micro-batches` micro-batches of every batch input (threading the
+    state through them): with more than one, the step takes each batch
+    input with a new leading dimension, `[micro-batches, batch, ...]`, and
+    micro-batch k is its row k, so that a plan splitting the batch over
+    data parallelism splits every micro-batch alike. It averages the
+    losses and gradients, clips their global norm to `max-grad-norm` (when
+    positive), and applies the optimizer. The learning rate and the step number (from 1) are inputs,
     so schedules come from the runtime. Optimizer state is explicit:
     `dpc.opt_state = "<param>:<slot>"` on arguments and results. A model
     with dropout takes the step's random `seed` (i64) after `step`; each

@@ -552,6 +552,15 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       planJson[entry.getName().getValue()] = attributeToJson(entry.getValue());
     manifest["plan"] = std::move(planJson);
   }
+  // A step of several micro-batches takes each batch input with a leading
+  // micro-batch dimension; its data are that many batches, consecutive.
+  for (Operation *holder : {step, programs.front().getOperation()})
+    if (auto count = holder ? holder->getAttrOfType<IntegerAttr>(
+                                  DpcDialect::kMicroBatchesAttrName)
+                            : IntegerAttr()) {
+      manifest["micro_batches"] = count.getInt();
+      break;
+    }
   if (!options.initialValues.empty())
     manifest["initial"] = "initial.npz";
   // An emulated CUDA program runs on the host, as a CPU program does.

@@ -99,20 +99,23 @@ Value scalarF32(OpBuilder &b, Location loc, double value) {
       b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
 }
 
-/// Slice `k` of `count` equal slices of `input` along dimension 0.
-Value sliceBatch(OpBuilder &b, Location loc, Value input, int64_t k,
-                 int64_t count) {
+/// Micro-batch `k` of a step input that holds its micro-batches along a
+/// leading dimension: `input[k]`, a view of consecutive rows. The leading
+/// dimension lets the plan split each micro-batch's samples over the data
+/// axis (dimension 1), so every rank slices its own micro-batches locally.
+Value takeMicroBatch(OpBuilder &b, Location loc, Value input, int64_t k) {
   auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  int64_t size = shape[0] / count;
-  SmallVector<int64_t> start(shape.size(), 0), limit(shape),
-      stride(shape.size(), 1);
-  start[0] = k * size;
-  limit[0] = (k + 1) * size;
-  shape[0] = size;
-  return SliceOp::create(
-      b, loc, type.clone(shape), input, b.getDenseI64ArrayAttr(start),
-      b.getDenseI64ArrayAttr(limit), b.getDenseI64ArrayAttr(stride));
+  SmallVector<int64_t> start(type.getRank(), 0), limit(type.getShape()),
+      stride(type.getRank(), 1), shape(type.getShape());
+  start[0] = k;
+  limit[0] = k + 1;
+  shape[0] = 1;
+  Value slice = SliceOp::create(b, loc, type.clone(shape), input,
+                                b.getDenseI64ArrayAttr(start),
+                                b.getDenseI64ArrayAttr(limit),
+                                b.getDenseI64ArrayAttr(stride));
+  return ReshapeOp::create(b, loc, type.clone(type.getShape().drop_front()),
+                           slice);
 }
 
 struct BuildTrainStepPass
@@ -239,8 +242,8 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
   for (unsigned i : signature->state)
     state.push_back(
         addArgument(argTypes[i], DpcDialect::kStateAttrName, nameOf(i)));
-  // @forward_backward sees one micro-batch; the step takes all of them,
-  // stacked along dimension 0.
+  // @forward_backward sees one micro-batch; a step of several takes them
+  // along a new leading dimension ([micro-batches, batch, ...]).
   for (unsigned i : signature->inputs) {
     auto type = cast<RankedTensorType>(argTypes[i]);
     if (type.getRank() == 0)
@@ -248,7 +251,8 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
              << nameOf(i) << "' is a scalar; batch inputs need a batch "
              << "dimension";
     SmallVector<int64_t> shape(type.getShape());
-    shape[0] *= static_cast<int64_t>(microBatches);
+    if (microBatches > 1)
+      shape.insert(shape.begin(), microBatches);
     inputs.push_back(
         addArgument(type.clone(shape), DpcDialect::kInputAttrName, nameOf(i)));
   }
@@ -271,7 +275,7 @@ LogicalResult BuildTrainStepPass::build(ModuleOp module,
     for (auto [i, index] : llvm::enumerate(signature->inputs))
       operands[index] = microBatches == 1
                             ? inputs[i]
-                            : sliceBatch(b, loc, inputs[i], k, microBatches);
+                            : takeMicroBatch(b, loc, inputs[i], k);
     if (signature->seed)
       operands[*signature->seed] = seed;
     if (signature->lossScale)

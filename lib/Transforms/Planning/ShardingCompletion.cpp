@@ -811,8 +811,16 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
       return {sharding, stageOf(param)};
     }
     if (auto name = attrs.getAs<StringAttr>(DpcDialect::kInputAttrName))
-      if (auto it = inputShardings.find(name); it != inputShardings.end())
-        return {it->second, std::nullopt};
+      if (auto it = inputShardings.find(name); it != inputShardings.end()) {
+        // A step of several micro-batches holds them along a leading
+        // dimension, whole on every rank: each rank's micro-batch k is
+        // its own row k, laid out as the forward takes one.
+        TensorSharding sharding = it->second;
+        auto rank = cast<ShapedType>(value.getType()).getRank();
+        if (rank == static_cast<int64_t>(sharding.dims.size()) + 1)
+          sharding.dims.insert(sharding.dims.begin(), 0);
+        return {sharding, std::nullopt};
+      }
     return {replicatedLike(value), std::nullopt};
   };
   for (BlockArgument arg : trainStep.getArguments()) {

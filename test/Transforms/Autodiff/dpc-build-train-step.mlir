@@ -33,12 +33,15 @@ func.func @forward(%x: tensor<4x3xf32> {dpc.input = "x"}, %w: tensor<3x2xf32> {d
 // MOMENTUM:      dpc.min
 // MOMENTUM:      return
 
-// The step takes both micro-batches of 4 samples, stacked.
+// The step takes both micro-batches of 4 samples along a leading
+// dimension; micro-batch k is its row k.
 // ACCUMULATE-LABEL: func.func @train_step
-// ACCUMULATE-SAME:  tensor<8x3xf32> {dpc.input = "x"}, %{{.*}}: tensor<8xi64> {dpc.input = "labels"}
-// ACCUMULATE:      dpc.slice %{{.*}} {dpc.phase = #dpc.phase<optimizer>, limit = array<i64: 4, 3>, start = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<8x3xf32> -> tensor<4x3xf32>
+// ACCUMULATE-SAME:  tensor<2x4x3xf32> {dpc.input = "x"}, %{{.*}}: tensor<2x4xi64> {dpc.input = "labels"}
+// ACCUMULATE:      %[[ROW0:.*]] = dpc.slice %{{.*}} {dpc.phase = #dpc.phase<optimizer>, limit = array<i64: 1, 4, 3>, start = array<i64: 0, 0, 0>, stride = array<i64: 1, 1, 1>} : tensor<2x4x3xf32> -> tensor<1x4x3xf32>
+// ACCUMULATE:      dpc.reshape %[[ROW0]] {{.*}}: tensor<1x4x3xf32> -> tensor<4x3xf32>
 // ACCUMULATE:      call @forward_backward
-// ACCUMULATE:      dpc.slice %{{.*}} {dpc.phase = #dpc.phase<optimizer>, limit = array<i64: 8, 3>, start = array<i64: 4, 0>, stride = array<i64: 1, 1>} : tensor<8x3xf32> -> tensor<4x3xf32>
+// ACCUMULATE:      %[[ROW1:.*]] = dpc.slice %{{.*}} {dpc.phase = #dpc.phase<optimizer>, limit = array<i64: 2, 4, 3>, start = array<i64: 1, 0, 0>, stride = array<i64: 1, 1, 1>} : tensor<2x4x3xf32> -> tensor<1x4x3xf32>
+// ACCUMULATE:      dpc.reshape %[[ROW1]] {{.*}}: tensor<1x4x3xf32> -> tensor<4x3xf32>
 // ACCUMULATE:      call @forward_backward
 // ACCUMULATE:      dpc.constant {{.*}}dense<2.000000e+00>{{.*}} : tensor<f32>
 

@@ -9,7 +9,10 @@
 // position table, with the sums still pending; both tables accumulate over
 // the micro-batches and are all-reduced once, with the head's, in one
 // bucket (50 * 16 + 8 * 16 + 16 * 5 = 1008 values). Nothing gathers the
-// tokens, and nothing is reduced per micro-batch.
+// tokens, and nothing is reduced per micro-batch. The step takes its
+// micro-batches along a leading dimension, each split over dp as the
+// forward takes one, so every rank slices its own micro-batches: no
+// all-to-all relays them.
 
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-NOT: dpc.all_gather
@@ -17,6 +20,8 @@
 // CHECK: dpc.scatter_add {{.*}} : (tensor<8x16xf32>, tensor<8xi64>) -> tensor<8x16xf32>
 // CHECK: dpc.scatter_add {{.*}} : (tensor<2x8x16xf32>, tensor<2x8xi64>) -> tensor<50x16xf32>
 // CHECK-LABEL: func.func @train_step
+// CHECK-SAME: tensor<2x2x8xi64> {dpc.input = "tokens", dpc.sharding = #dpc.sharding<@plan, [*, dp, *]>}
+// CHECK-NOT: dpc.all_to_all
 // CHECK-NOT: dpc.all_gather
 // CHECK: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}}: tensor<1008xf32>
 
