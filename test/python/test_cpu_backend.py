@@ -360,7 +360,8 @@ def test_profile_sets_every_op_beside_its_prediction(steps, exported, tmp_path):
     assert written["steps"] == STEPS - 1
     assert [rank["rank"] for rank in written["ranks"]] == [0, 1]
     (x,) = [a for a in manifest["arguments"] if a["name"] == "x"]
-    local_batch = x["local_shape"][0]
+    # A rank's samples per step: x is [micro-batches, batch, 16].
+    local_batch = int(np.prod(x["local_shape"][:-1]))
     peak, bandwidth = 67e12 * 0.54, 3.35e12 * 0.8
     for rank in written["ranks"]:
         (program,) = [p for p in manifest["programs"] if p["symbol"] == rank["program"]]
