@@ -59,10 +59,6 @@ _SEQ_FIRST = ("nn.TransformerEncoder's sequence-first layout: the completion mov
 
 # (model, strategy): why the program sends other bytes than were charged.
 MISMATCHES = {
-    ("transformer", "dp-tp"): _SEQ_FIRST,
-    ("transformer", "zero1"): _SEQ_FIRST,
-    ("transformer", "zero2"): _SEQ_FIRST,
-    ("transformer", "zero3"): _SEQ_FIRST,
     ("transformer", "tp-pp"): _SEQ_FIRST,
     ("resnet18", "tp"): _CNN_TENSOR,
     ("resnet18", "dp-tp"): _CNN_TENSOR,

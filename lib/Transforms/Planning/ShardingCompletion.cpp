@@ -374,13 +374,27 @@ void Completion::choose(Operation *op) {
     // and splitting it would only turn the gradient's all-reduce into a
     // reduce-scatter and gathers of each new state. (What the batch
     // splits, a micro-batch's slice of the inputs, stays split.)
+    //
+    // The backward pass, likewise, splits its work over an axis only where
+    // an operand is split or partial over it, as the forward's dual is:
+    // splitting a whole value by a free slice saves compute at this op and
+    // costs a gather at a later one, which an op-by-op choice does not see
+    // (and the planner, pricing the dual, does not charge).
     auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
     auto isWholeOver = [&](StageAxis axis) {
-      return phase && phase.getValue() == Phase::optimizer &&
-             !(axis == kDataAxis && plan.zeroStage > 0) &&
+      if (!phase)
+        return false;
+      if (phase.getValue() == Phase::optimizer)
+        return !(axis == kDataAxis && plan.zeroStage > 0) &&
+               llvm::none_of(op->getOperands(), [&](Value operand) {
+                 const TensorSharding *have = lookup(operand);
+                 return have && have->getSplitDim(axis) >= 0;
+               });
+      return phase.getValue() == Phase::backward &&
              llvm::none_of(op->getOperands(), [&](Value operand) {
                const TensorSharding *have = lookup(operand);
-               return have && have->getSplitDim(axis) >= 0;
+               return have &&
+                      (have->getSplitDim(axis) >= 0 || (have->partial & axis));
              });
     };
     bool wholeOverData = isWholeOver(kDataAxis);
