@@ -283,6 +283,50 @@ def gru() -> Spec:
     return _recurrent("GRU")
 
 
+def _elman(x: torch.Tensor, w_ih: torch.Tensor, b_ih: torch.Tensor,
+           w_hh: torch.Tensor, b_hh: torch.Tensor) -> torch.Tensor:
+    """An Elman RNN's last hidden state, as a loop over the time steps."""
+    h = torch.zeros(x.size(0), w_hh.size(0), dtype=x.dtype)
+    for t in range(x.size(1)):
+        h = torch.tanh(torch.matmul(x[:, t], w_ih.t()) + b_ih +
+                       torch.matmul(h, w_hh.t()) + b_hh)
+    return h
+
+
+_scripted: Dict[str, Callable] = {}
+
+
+def _script(function: Callable) -> Callable:
+    """`function` compiled by TorchScript once (a module holding it could
+    not be copied)."""
+    if function.__name__ not in _scripted:
+        _scripted[function.__name__] = torch.jit.script(function)
+    return _scripted[function.__name__]
+
+
+class LoopClassifier(nn.Module):
+    """Embedding, an Elman RNN written as a TorchScript loop (exported as an
+    ONNX Loop over the time steps) on nn.RNNCell's weights, a linear head."""
+
+    def __init__(self, vocab=20, embed=8, hidden=6, classes=5):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed)
+        self.cell = nn.RNNCell(embed, hidden)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, tokens):
+        cell = self.cell
+        return self.head(_script(_elman)(self.embed(tokens), cell.weight_ih, cell.bias_ih,
+                                         cell.weight_hh, cell.bias_hh))
+
+
+def loop_rnn() -> Spec:
+    """A scripted loop: an ONNX Loop with a body, trip count known."""
+    inputs = {"tokens": torch.randint(0, 20, (4, 7)),
+              "target": torch.randint(0, 5, (4,))}
+    return Spec(WithLoss(LoopClassifier()), inputs, _loss_outputs())
+
+
 # Real models that check the importer's breadth (op types the four bundled
 # models do not use). Larger: the tests that run every bundled model leave
 # them out; test_importer_models.py checks them.
@@ -292,6 +336,7 @@ IMPORTER_MODELS: Dict[str, Callable[[], Spec]] = {
     "swin": swin,
     "lstm": lstm,
     "gru": gru,
+    "loop_rnn": loop_rnn,
 }
 
 

@@ -1,7 +1,8 @@
 """Real models for the importer's breadth (dpc.models.IMPORTER_MODELS):
 torchvision's MobileNetV3-Small (HardSwish, HardSigmoid), DenseNet-121 (Pad
 before the average pools), a small Swin Transformer (ScatterND, Mod), and
-nn.LSTM and nn.GRU classifiers (LSTM, GRU; bidirectional, two layers).
+nn.LSTM and nn.GRU classifiers (LSTM, GRU; bidirectional, two layers), and
+an Elman RNN written as a TorchScript loop (Loop, unrolled on import).
 
 Each is exported as PyTorch exports a training graph; dpc imports it, finds
 PyTorch's parameters, builds the training step and plans it for a mesh. The
@@ -31,6 +32,7 @@ USES = {
     "swin": {"ScatterND", "Mod"},
     "lstm": {"LSTM"},
     "gru": {"GRU"},
+    "loop_rnn": {"Loop"},
 }
 
 
@@ -147,7 +149,7 @@ def _adamw_step(tmp_path, name):
     return step, inputs, hyper
 
 
-@pytest.mark.parametrize("name", ["lstm", "gru"])
+@pytest.mark.parametrize("name", ["lstm", "gru", "loop_rnn"])
 @pytest.mark.parametrize("mesh,dp,tp,zero", [("2", 2, 1, 0), ("2x2", 2, 2, 1)])
 def test_recurrent_ranks_equal_one_device(tmp_path, name, mesh, dp, tp, zero):
     """The recurrent layers split their batch over data-parallel ranks (the
@@ -167,7 +169,7 @@ def test_recurrent_ranks_equal_one_device(tmp_path, name, mesh, dp, tp, zero):
                                    err_msg=key)
 
 
-@pytest.mark.parametrize("name", ["lstm", "gru"])
+@pytest.mark.parametrize("name", ["lstm", "gru", "loop_rnn"])
 def test_recurrent_compiled_ranks_equal_one_device(tmp_path, name):
     """The CPU backend's recurrent kernels (a GEMM per step over the batch)
     on 2 data-parallel ranks over Gloo: after 3 AdamW steps the losses

@@ -193,6 +193,108 @@ Value GraphImporter::getValue(const std::string &name, Location loc,
   return {};
 }
 
+LogicalResult GraphImporter::importSubgraph(
+    const onnx::GraphProto &graph, ArrayRef<GraphValue> inputs,
+    SmallVectorImpl<GraphValue> &outputs, Location loc) {
+  if (graph.input_size() != static_cast<int>(inputs.size()))
+    return mlir::emitError(loc) << "its body takes " << graph.input_size()
+                                << " inputs, not " << inputs.size();
+  subgraphNodes += graph.node_size();
+  if (subgraphNodes > kMaxUnrolledNodes)
+    return mlir::emitError(loc)
+           << "the model's loops unroll to more than " << kMaxUnrolledNodes
+           << " body nodes in all (nested loops multiply)";
+  // What the body defines shadows the enclosing graph's names while it is
+  // imported.
+  std::vector<std::string> defined;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    defined.push_back(input.name());
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    defined.push_back(initializer.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      if (!output.empty())
+        defined.push_back(output);
+  struct Shadowed {
+    std::optional<Value> value;
+    std::optional<Literal> literal;
+    std::optional<StoredTensor> stored;
+  };
+  std::map<std::string, Shadowed> shadowed;
+  for (const std::string &name : defined) {
+    Shadowed &entry = shadowed[name];
+    if (auto it = values.find(name); it != values.end())
+      entry.value = it->second;
+    if (auto it = literals.find(name); it != literals.end())
+      entry.literal = it->second;
+    if (auto it = stored.find(name); it != stored.end())
+      entry.stored = it->second;
+    values.erase(name);
+    literals.erase(name);
+    stored.erase(name);
+  }
+  auto restore = [&] {
+    for (auto &[name, entry] : shadowed) {
+      values.erase(name);
+      literals.erase(name);
+      stored.erase(name);
+      if (entry.value)
+        values[name] = *entry.value;
+      if (entry.literal)
+        literals[name] = std::move(*entry.literal);
+      if (entry.stored)
+        stored[name] = std::move(*entry.stored);
+    }
+  };
+
+  // The tensors the body holds are the same every iteration: those read as
+  // arguments before are again.
+  std::map<std::string, Value> &arguments = subgraphArguments[&graph];
+  for (auto &[name, argument] : arguments)
+    values[name] = argument;
+  for (const onnx::TensorProto &initializer : graph.initializer()) {
+    StoredTensor tensor;
+    std::string error;
+    if (!decodeTensor(initializer, modelDir, tensor.tensor, error)) {
+      restore();
+      return mlir::emitError(loc) << error;
+    }
+    stored[initializer.name()] = std::move(tensor);
+  }
+  for (auto [input, bound] : llvm::zip_equal(graph.input(), inputs)) {
+    if (bound.literal)
+      setLiteral(input.name(), *bound.literal);
+    else
+      setValue(input.name(), bound.value);
+  }
+
+  LogicalResult result = success();
+  const OpConverterMap &converters = getOpConverters();
+  for (const onnx::NodeProto &node : graph.node()) {
+    NodeContext context(*this, node, opset);
+    if (failed(converters.lookup(node.op_type())(context))) {
+      result = failure();
+      break;
+    }
+  }
+  for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (failed(result))
+      break;
+    GraphValue given;
+    if (const Literal *literal = getLiteral(output.name()))
+      given.literal = *literal;
+    else if (!(given.value = getValue(output.name(), loc)))
+      result = failure();
+    outputs.push_back(std::move(given));
+  }
+  for (const std::string &name : defined)
+    if (auto it = values.find(name); it != values.end() && stored.count(name) &&
+                                     isa<BlockArgument>(it->second))
+      arguments[name] = it->second;
+  restore();
+  return result;
+}
+
 Value GraphImporter::materialize(const Literal &literal, Location loc) {
   Type elementType = getElementType(literal.dtype);
   auto type = RankedTensorType::get(literal.shape, elementType);
@@ -239,16 +341,16 @@ LogicalResult GraphImporter::checkSupport() {
   for (const onnx::OperatorSetIdProto &entry : model.opset_import())
     domainVersions[entry.domain()] = entry.version();
   SmallVector<std::string> unsupported;
-  for (const onnx::NodeProto &node : model.graph().node()) {
+  forEachNode(model.graph(), [&](const onnx::NodeProto &node) {
     bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
     if (defaultDomain && converters.count(node.op_type()))
-      continue;
+      return;
     std::string domain = defaultDomain ? "ai.onnx" : node.domain();
     int64_t version = domainVersions[defaultDomain ? "" : node.domain()];
     unsupported.push_back("'" + node.op_type() + "' (node '" + node.name() +
                           "', domain '" + domain + "', opset " +
                           std::to_string(version) + ")");
-  }
+  });
   if (unsupported.empty())
     return success();
   InFlightDiagnostic diag = mlir::emitError(fileLoc);
@@ -461,19 +563,17 @@ LogicalResult GraphImporter::finish() {
   return success();
 }
 
-/// The graph is checked as ONNX's checker would before ONNX's shape
-/// inference sees it: that code trusts it, and a graph that reads a value
-/// nothing produces, or reads it before it is produced, crashes it.
-LogicalResult GraphImporter::checkStructure() {
-  const onnx::GraphProto &graph = model.graph();
-  // Each value's producer: "" for graph inputs and initializers.
-  llvm::StringMap<std::string> producers;
+/// Checks `graph` with the values of its enclosing graphs, `producers`
+/// (name to producing node, "" for inputs and initializers), in scope.
+static LogicalResult checkGraph(const onnx::GraphProto &graph,
+                                llvm::StringMap<std::string> producers,
+                                const std::string &where, Location fileLoc) {
   for (const onnx::ValueInfoProto &input : graph.input())
     producers[input.name()] = "";
   for (const onnx::TensorProto &initializer : graph.initializer())
     producers[initializer.name()] = "";
-  auto describe = [](const onnx::NodeProto &node) {
-    return "node '" + node.name() + "' (" + node.op_type() + ")";
+  auto describe = [&](const onnx::NodeProto &node) {
+    return "node '" + node.name() + "' (" + node.op_type() + ")" + where;
   };
   llvm::StringMap<const onnx::NodeProto *> laterProducers;
   for (const onnx::NodeProto &node : graph.node())
@@ -495,6 +595,14 @@ LogicalResult GraphImporter::checkStructure() {
              << describe(node) << " reads '" << input
              << "', which no graph input, initializer or node produces";
     }
+    // A body sees what its enclosing graphs produced before its node.
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g() &&
+          failed(checkGraph(attr.g(), producers,
+                            " in the body of node '" + node.name() + "' (" +
+                                node.op_type() + ")" + where,
+                            fileLoc)))
+        return failure();
     for (const std::string &output : node.output()) {
       if (output.empty())
         continue;
@@ -511,19 +619,48 @@ LogicalResult GraphImporter::checkStructure() {
   for (const onnx::ValueInfoProto &output : graph.output())
     if (!producers.count(output.name()))
       return mlir::emitError(fileLoc)
-             << "graph output '" << output.name()
-             << "' is produced by no graph input, initializer or node";
+             << "graph output '" << output.name() << "'" << where
+             << " is produced by no graph input, initializer or node";
   return success();
+}
+
+/// The graph is checked as ONNX's checker would before ONNX's shape
+/// inference sees it: that code trusts it, and a graph that reads a value
+/// nothing produces, or reads it before it is produced, crashes it.
+LogicalResult GraphImporter::checkStructure() {
+  return checkGraph(model.graph(), {}, "", fileLoc);
+}
+
+void mlir::dpc::onnx_import::forEachNode(
+    const onnx::GraphProto &graph,
+    llvm::function_ref<void(const onnx::NodeProto &)> fn) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    fn(node);
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g())
+        forEachNode(attr.g(), fn);
+  }
+}
+
+/// Counts in `uses` every read of a value by a node or as a graph output,
+/// in `graph` and its subgraphs.
+static void countUses(const onnx::GraphProto &graph,
+                      std::map<std::string, int> &uses) {
+  for (const onnx::NodeProto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      ++uses[input];
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g())
+        countUses(attr.g(), uses);
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
+    ++uses[output.name()];
 }
 
 FailureOr<OnnxImportResult> GraphImporter::run() {
   if (failed(checkSupport()) || failed(checkStructure()))
     return failure();
-  for (const onnx::NodeProto &node : model.graph().node())
-    for (const std::string &input : node.input())
-      ++uses[input];
-  for (const onnx::ValueInfoProto &output : model.graph().output())
-    ++uses[output.name()];
+  countUses(model.graph(), uses);
 
   module = ModuleOp::create(fileLoc);
   builder.setInsertionPointToEnd(module->getBody());

@@ -17,6 +17,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Regex.h"
 
 #include "onnx/onnx_pb.h"
@@ -38,6 +39,22 @@ struct StoredTensor {
 
 /// How a node reads a stored tensor as an SSA value.
 enum class TensorUse { Operand, State };
+
+/// A value a subgraph (a Loop or Scan body) takes or gives: known at
+/// import time, or an SSA value.
+struct GraphValue {
+  Value value;
+  std::optional<Literal> literal;
+};
+
+/// The most subgraph nodes a model's loops may unroll to, nested loops
+/// included: a bound on the IR a hostile trip count can make.
+constexpr int64_t kMaxUnrolledNodes = 100000;
+
+/// Calls `fn` on every node of `graph` and of the subgraphs its nodes hold
+/// (Loop and Scan bodies), each node before its subgraphs' nodes.
+void forEachNode(const onnx::GraphProto &graph,
+                 llvm::function_ref<void(const onnx::NodeProto &)> fn);
 
 class GraphImporter {
 public:
@@ -82,6 +99,16 @@ public:
   /// Converts a literal to a `dpc.constant`.
   Value materialize(const Literal &literal, Location loc);
 
+  /// Imports `graph` (a loop's body) once, in line: its inputs bound to
+  /// `inputs`, its nodes converted in the scope of the values imported so
+  /// far, its outputs returned in `outputs`. The names it defines are
+  /// restored afterwards, so that the next iteration imports it afresh;
+  /// the tensors it holds that become arguments stay the same ones.
+  LogicalResult importSubgraph(const onnx::GraphProto &graph,
+                               ArrayRef<GraphValue> inputs,
+                               SmallVectorImpl<GraphValue> &outputs,
+                               Location loc);
+
   Type getElementType(::dpc::DType dtype);
 
 private:
@@ -119,6 +146,11 @@ private:
   SmallVector<std::pair<Value, Value>> stateUpdates;
   std::vector<::dpc::NamedTensor> initialValues;
   int64_t dropoutStreams = 0;
+  /// Nodes imported from subgraphs so far (every iteration of every loop).
+  int64_t subgraphNodes = 0;
+  /// Per subgraph, the arguments its stored tensors became.
+  std::map<const onnx::GraphProto *, std::map<std::string, Value>>
+      subgraphArguments;
 };
 
 } // namespace mlir::dpc::onnx_import

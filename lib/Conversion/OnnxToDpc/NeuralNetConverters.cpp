@@ -829,6 +829,7 @@ const OpConverterMap &mlir::dpc::onnx_import::getOpConverters() {
     addNdIndexConverters(map);
     addEinsumConverter(map);
     addRecurrentConverters(map);
+    addControlFlowConverters(map);
     addNeuralNetConverters(map);
     return map;
   }();

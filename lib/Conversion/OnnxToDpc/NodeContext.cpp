@@ -171,6 +171,39 @@ Value NodeContext::createReshape(Value input, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(getBuilder(), loc, type, input);
 }
 
+Value NodeContext::createIndexSlice(Value value, int64_t dim, int64_t index) {
+  ArrayRef<int64_t> shape = getShapeOf(value);
+  if (shape[dim] != 1) {
+    SmallVector<int64_t> start(shape.size(), 0), limit(shape),
+        stride(shape.size(), 1), sliced(shape);
+    start[dim] = index;
+    limit[dim] = index + 1;
+    sliced[dim] = 1;
+    OpBuilder &b = getBuilder();
+    value = SliceOp::create(
+        b, loc, RankedTensorType::get(sliced, getElementTypeOf(value)), value,
+        b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
+        b.getDenseI64ArrayAttr(stride));
+  }
+  SmallVector<int64_t> dropped(shape);
+  dropped.erase(dropped.begin() + dim);
+  return createReshape(value, dropped);
+}
+
+Value NodeContext::createStack(ArrayRef<Value> values, int64_t dim) {
+  SmallVector<Value> expanded;
+  SmallVector<int64_t> shape(getShapeOf(values[0]));
+  shape.insert(shape.begin() + dim, 1);
+  for (Value value : values)
+    expanded.push_back(createReshape(value, shape));
+  if (expanded.size() == 1)
+    return expanded[0];
+  shape[dim] = expanded.size();
+  return ConcatOp::create(
+      getBuilder(), loc,
+      RankedTensorType::get(shape, getElementTypeOf(values[0])), expanded, dim);
+}
+
 Value NodeContext::createTranspose(Value input, ArrayRef<int64_t> permutation) {
   SmallVector<int64_t> shape;
   for (int64_t dim : permutation)

@@ -76,6 +76,10 @@ public:
   Value createSelect(Value condition, Value onTrue, Value onFalse);
   Value createReshape(Value input, ArrayRef<int64_t> shape);
   Value createTranspose(Value input, ArrayRef<int64_t> permutation);
+  /// Slice `index` of dimension `dim` of `value`, that dimension dropped.
+  Value createIndexSlice(Value value, int64_t dim, int64_t index);
+  /// `values` (of one type) stacked along a new dimension `dim`.
+  Value createStack(ArrayRef<Value> values, int64_t dim);
   Value createBroadcast(Value input, ArrayRef<int64_t> shape);
   template <typename OpTy>
   Value createReduce(Value input, ArrayRef<int64_t> dims, bool keepDims);
@@ -100,6 +104,7 @@ void addShapeConverters(OpConverterMap &converters);
 void addNdIndexConverters(OpConverterMap &converters);
 void addEinsumConverter(OpConverterMap &converters);
 void addRecurrentConverters(OpConverterMap &converters);
+void addControlFlowConverters(OpConverterMap &converters);
 void addNeuralNetConverters(OpConverterMap &converters);
 
 //===----------------------------------------------------------------------===//

@@ -24,42 +24,6 @@ struct RecurrentNode {
   SmallVector<StringRef> activations;
 };
 
-/// Slice `index` of dimension `dim` of `value`, with that dimension dropped.
-Value takeSlice(NodeContext &node, Value value, int64_t dim, int64_t index) {
-  ArrayRef<int64_t> shape = getShapeOf(value);
-  if (shape[dim] != 1) {
-    SmallVector<int64_t> start(shape.size(), 0), limit(shape),
-        stride(shape.size(), 1), sliced(shape);
-    start[dim] = index;
-    limit[dim] = index + 1;
-    sliced[dim] = 1;
-    OpBuilder &b = node.getBuilder();
-    value = SliceOp::create(
-        b, node.getLoc(),
-        RankedTensorType::get(sliced, getElementTypeOf(value)), value,
-        b.getDenseI64ArrayAttr(start), b.getDenseI64ArrayAttr(limit),
-        b.getDenseI64ArrayAttr(stride));
-  }
-  SmallVector<int64_t> dropped(shape);
-  dropped.erase(dropped.begin() + dim);
-  return node.createReshape(value, dropped);
-}
-
-/// Stacks `values` along a new dimension `dim`.
-Value stack(NodeContext &node, ArrayRef<Value> values, int64_t dim) {
-  SmallVector<Value> expanded;
-  SmallVector<int64_t> shape(getShapeOf(values[0]));
-  shape.insert(shape.begin() + dim, 1);
-  for (Value value : values)
-    expanded.push_back(node.createReshape(value, shape));
-  if (expanded.size() == 1)
-    return expanded[0];
-  shape[dim] = expanded.size();
-  return ConcatOp::create(
-      node.getBuilder(), node.getLoc(),
-      RankedTensorType::get(shape, getElementTypeOf(values[0])), expanded, dim);
-}
-
 /// A zero tensor of `shape` and `elementType`.
 Value zeros(NodeContext &node, ArrayRef<int64_t> shape, Type elementType) {
   return node.createBroadcast(node.createScalar(0, elementType), shape);
@@ -195,13 +159,15 @@ LogicalResult convertRecurrent(NodeContext &node, const RecurrentNode &kind) {
   std::string direction = node.getString("direction", "forward");
   for (int64_t d = 0; d < *directions; ++d) {
     bool reverse = d == 1 || direction == "reverse";
-    Value wd = takeSlice(node, w, 0, d), rd = takeSlice(node, r, 0, d);
-    Value bd = bias ? takeSlice(node, bias, 0, d)
+    Value wd = node.createIndexSlice(w, 0, d),
+          rd = node.createIndexSlice(r, 0, d);
+    Value bd = bias ? node.createIndexSlice(bias, 0, d)
                     : zeros(node, {2 * gateRows}, element);
     SmallVector<Value> states;
     for (Value state : initial)
-      states.push_back(state ? takeSlice(node, state, batchFirst ? 1 : 0, d)
-                             : zeros(node, {batch, hidden}, element));
+      states.push_back(state
+                           ? node.createIndexSlice(state, batchFirst ? 1 : 0, d)
+                           : zeros(node, {batch, hidden}, element));
     auto outputType = RankedTensorType::get({steps, batch, hidden}, element);
     auto stateType = RankedTensorType::get({batch, hidden}, element);
     OpBuilder &b = node.getBuilder();
@@ -219,12 +185,12 @@ LogicalResult convertRecurrent(NodeContext &node, const RecurrentNode &kind) {
       finals[s].push_back(layer->getResult(1 + s));
   }
   // Y: [T, D, B, H], or [B, T, D, H]; Y_h, Y_c: [D, B, H], or [B, D, H].
-  Value y = stack(node, outputs, 1);
+  Value y = node.createStack(outputs, 1);
   if (batchFirst)
     y = node.createTranspose(y, {2, 0, 1, 3});
   node.setOutput(0, y);
   for (unsigned s = 0; s < kind.states; ++s)
-    node.setOutput(1 + s, stack(node, finals[s], batchFirst ? 1 : 0));
+    node.setOutput(1 + s, node.createStack(finals[s], batchFirst ? 1 : 0));
   return success();
 }
 

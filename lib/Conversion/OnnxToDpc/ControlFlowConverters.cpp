@@ -1,0 +1,256 @@
+//===- ControlFlowConverters.cpp - ONNX Loop and Scan ---------------------===//
+//
+// A loop whose iterations are known at import time is unrolled: its body is
+// imported once per iteration, in line, with that iteration's values bound
+// to its inputs. The planner and the backends then see the body's ops with
+// static shapes, as they see any other layer, and its gradient is theirs. A
+// loop whose trip count or condition is known only at run time is refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpConverters.h"
+
+using namespace mlir;
+using namespace mlir::dpc;
+using namespace mlir::dpc::onnx_import;
+
+namespace {
+
+/// The body graph of `node` (attribute `body`), or null after an error.
+const onnx::GraphProto *getBody(NodeContext &node) {
+  const onnx::AttributeProto *body = node.getAttr("body");
+  if (!body || !body->has_g()) {
+    node.emitError() << "has no body graph";
+    return nullptr;
+  }
+  return &body->g();
+}
+
+/// Whether `iterations` of `body` stay within kMaxUnrolledNodes.
+LogicalResult checkUnrolledSize(NodeContext &node, const onnx::GraphProto &body,
+                                int64_t iterations) {
+  int64_t nodes = 0;
+  forEachNode(body, [&](const onnx::NodeProto &) { ++nodes; });
+  if (iterations > 0 && nodes > kMaxUnrolledNodes / iterations)
+    return node.emitError()
+           << "unrolls to " << iterations << " iterations of " << nodes
+           << " nodes, more than the " << kMaxUnrolledNodes << " dpc unrolls";
+  return success();
+}
+
+GraphValue getGiven(NodeContext &node, unsigned i) {
+  GraphValue given;
+  if (const Literal *literal = node.getLiteral(i))
+    given.literal = *literal;
+  else
+    given.value = node.getInput(i);
+  return given;
+}
+
+Value toValue(NodeContext &node, const GraphValue &given) {
+  return given.literal
+             ? node.getImporter().materialize(*given.literal, node.getLoc())
+             : given.value;
+}
+
+void setGiven(NodeContext &node, unsigned i, const GraphValue &given) {
+  if (given.literal)
+    node.setOutput(i, *given.literal);
+  else
+    node.setOutput(i, given.value);
+}
+
+/// The per-iteration values of a scan output stacked along `axis` (of the
+/// stacked rank, possibly negative), in iteration order.
+LogicalResult setStacked(NodeContext &node, unsigned output,
+                         ArrayRef<Value> values, int64_t axis) {
+  for (Value value : values)
+    if (value.getType() != values.front().getType())
+      return node.emitError()
+             << "its scan output " << output << " changes type between "
+             << "iterations (" << values.front().getType() << ", "
+             << value.getType() << ")";
+  std::optional<int64_t> dim =
+      node.normalizeAxis(axis, getShapeOf(values.front()).size() + 1);
+  if (!dim)
+    return failure();
+  node.setOutput(output, node.createStack(values, *dim));
+  return success();
+}
+
+/// Scan (opset 9 and later): N states, then M scan inputs sliced along
+/// their axes; the body gives N new states and K per-iteration outputs.
+LogicalResult convertScan(NodeContext &node) {
+  if (node.getOpset() < 9)
+    return node.emitError()
+           << "Scan of opset " << node.getOpset()
+           << " (a batch axis and sequence lengths) is not supported; "
+              "export with opset 9 or later";
+  const onnx::GraphProto *body = getBody(node);
+  if (!body)
+    return failure();
+  int64_t scanInputs = node.getInt("num_scan_inputs", -1);
+  int64_t inputs = node.getNumInputs();
+  if (scanInputs < 1 || scanInputs > inputs)
+    return node.emitError() << "num_scan_inputs is " << scanInputs
+                            << ", not in [1, " << inputs << "]";
+  int64_t states = inputs - scanInputs;
+  int64_t scanOutputs = node.getNumOutputs() - states;
+  if (scanOutputs < 0 || body->output_size() != states + scanOutputs)
+    return node.emitError()
+           << "its body gives " << body->output_size() << " outputs, the "
+           << "node " << node.getNumOutputs() << " for " << states << " states";
+  std::vector<int64_t> inputAxes =
+      node.getInts("scan_input_axes", std::vector<int64_t>(scanInputs, 0));
+  std::vector<int64_t> inputDirections = node.getInts(
+      "scan_input_directions", std::vector<int64_t>(scanInputs, 0));
+  std::vector<int64_t> outputAxes =
+      node.getInts("scan_output_axes", std::vector<int64_t>(scanOutputs, 0));
+  std::vector<int64_t> outputDirections = node.getInts(
+      "scan_output_directions", std::vector<int64_t>(scanOutputs, 0));
+  if (static_cast<int64_t>(inputAxes.size()) != scanInputs ||
+      static_cast<int64_t>(inputDirections.size()) != scanInputs ||
+      static_cast<int64_t>(outputAxes.size()) != scanOutputs ||
+      static_cast<int64_t>(outputDirections.size()) != scanOutputs)
+    return node.emitError() << "its scan axes and directions do not name "
+                            << "one per scan input and output";
+
+  // Every scan input is sliced along its axis: they agree on the length.
+  SmallVector<Value> sequences;
+  int64_t length = -1;
+  for (int64_t j = 0; j < scanInputs; ++j) {
+    Value sequence = node.getInput(states + j);
+    if (!sequence)
+      return failure();
+    std::optional<int64_t> axis =
+        node.normalizeAxis(inputAxes[j], getShapeOf(sequence).size());
+    if (!axis)
+      return failure();
+    inputAxes[j] = *axis;
+    int64_t size = getShapeOf(sequence)[*axis];
+    if (length >= 0 && size != length)
+      return node.emitError() << "its scan inputs have " << length << " and "
+                              << size << " iterations";
+    length = size;
+    sequences.push_back(sequence);
+  }
+  if (length == 0 && scanOutputs > 0)
+    return node.emitError() << "scans no iteration, so its scan outputs "
+                            << "have no shape";
+  if (failed(checkUnrolledSize(node, *body, length)))
+    return failure();
+
+  SmallVector<GraphValue> carried;
+  for (int64_t i = 0; i < states; ++i) {
+    carried.push_back(getGiven(node, i));
+    if (!carried.back().literal && !carried.back().value)
+      return failure();
+  }
+  std::vector<SmallVector<Value>> perIteration(scanOutputs);
+  for (int64_t t = 0; t < length; ++t) {
+    SmallVector<GraphValue> bound(carried);
+    for (int64_t j = 0; j < scanInputs; ++j) {
+      int64_t index = inputDirections[j] ? length - 1 - t : t;
+      bound.push_back(
+          {node.createIndexSlice(sequences[j], inputAxes[j], index), {}});
+    }
+    SmallVector<GraphValue> given;
+    if (failed(node.getImporter().importSubgraph(*body, bound, given,
+                                                 node.getLoc())))
+      return failure();
+    carried.assign(given.begin(), given.begin() + states);
+    for (int64_t k = 0; k < scanOutputs; ++k)
+      perIteration[k].push_back(toValue(node, given[states + k]));
+  }
+  for (int64_t i = 0; i < states; ++i)
+    setGiven(node, i, carried[i]);
+  for (int64_t k = 0; k < scanOutputs; ++k) {
+    // A reverse scan output is stacked last iteration first.
+    if (outputDirections[k])
+      std::reverse(perIteration[k].begin(), perIteration[k].end());
+    if (failed(setStacked(node, states + k, perIteration[k], outputAxes[k])))
+      return failure();
+  }
+  return success();
+}
+
+/// Loop: a trip count and an initial condition known at import time, N
+/// loop-carried values; the body takes the iteration number, the
+/// condition and the carried values and gives the next condition (known
+/// at import time each iteration), the carried values and K scan outputs.
+LogicalResult convertLoop(NodeContext &node) {
+  const onnx::GraphProto *body = getBody(node);
+  if (!body)
+    return failure();
+  if (!node.hasInput(0))
+    return node.emitError() << "has no trip count; dpc unrolls loops whose "
+                            << "iterations are known at import time";
+  const Literal *trip = node.requireLiteral(0, "trip count");
+  if (!trip)
+    return failure();
+  if (trip->getNumElements() != 1)
+    return node.emitError() << "its trip count has " << trip->getNumElements()
+                            << " elements, not 1";
+  int64_t iterations = std::max<int64_t>(trip->getInt(0), 0);
+  bool condition = true;
+  if (node.hasInput(1)) {
+    const Literal *initial = node.requireLiteral(1, "condition");
+    if (!initial)
+      return failure();
+    condition = initial->getNumElements() == 1 && initial->getInt(0) != 0;
+  }
+  int64_t carriedCount = node.getNumInputs() - 2;
+  int64_t scanOutputs = node.getNumOutputs() - carriedCount;
+  if (carriedCount < 0 || scanOutputs < 0 ||
+      body->output_size() != 1 + carriedCount + scanOutputs)
+    return node.emitError()
+           << "its body gives " << body->output_size()
+           << " outputs; it needs the condition, the " << carriedCount
+           << " loop-carried values and the scan outputs";
+  if (failed(checkUnrolledSize(node, *body, condition ? iterations : 0)))
+    return failure();
+
+  SmallVector<GraphValue> carried;
+  for (int64_t i = 0; i < carriedCount; ++i) {
+    carried.push_back(getGiven(node, 2 + i));
+    if (!carried.back().literal && !carried.back().value)
+      return failure();
+  }
+  std::vector<SmallVector<Value>> perIteration(scanOutputs);
+  for (int64_t i = 0; i < iterations && condition; ++i) {
+    SmallVector<GraphValue> bound;
+    bound.push_back({{}, Literal::ofInts({i}, {}, ::dpc::DType::I64)});
+    bound.push_back({{}, Literal::ofInts({1}, {}, ::dpc::DType::Bool)});
+    bound.append(carried);
+    SmallVector<GraphValue> given;
+    if (failed(node.getImporter().importSubgraph(*body, bound, given,
+                                                 node.getLoc())))
+      return failure();
+    if (!given[0].literal || given[0].literal->getNumElements() != 1)
+      return node.emitError()
+             << "its body's condition '" << body->output(0).name()
+             << "' is computed at run time; dpc unrolls loops whose "
+                "iterations are known at import time";
+    condition = given[0].literal->getInt(0) != 0;
+    carried.assign(given.begin() + 1, given.begin() + 1 + carriedCount);
+    for (int64_t k = 0; k < scanOutputs; ++k)
+      perIteration[k].push_back(toValue(node, given[1 + carriedCount + k]));
+  }
+  if (scanOutputs > 0 && perIteration.front().empty())
+    return node.emitError() << "runs no iteration, so its scan outputs have "
+                            << "no shape";
+  for (int64_t i = 0; i < carriedCount; ++i)
+    setGiven(node, i, carried[i]);
+  for (int64_t k = 0; k < scanOutputs; ++k)
+    if (failed(setStacked(node, carriedCount + k, perIteration[k], 0)))
+      return failure();
+  return success();
+}
+
+} // namespace
+
+void mlir::dpc::onnx_import::addControlFlowConverters(
+    OpConverterMap &converters) {
+  converters["Loop"] = convertLoop;
+  converters["Scan"] = convertScan;
+}
