@@ -103,13 +103,22 @@ def write(case: Case, outdir: str) -> str:
 # Op types ----------------------------------------------------------------
 
 def op_types(model_path: str) -> List[str]:
-    """Op types of the model's top-level nodes, the ones the importer checks
-    (an If/Loop body is unreachable while If/Loop is unsupported). Outside the
-    default domain the name is 'domain.Op'."""
+    """Op types of the model's nodes and of the nodes of their subgraphs
+    (If, Loop and Scan bodies), all of which the importer checks. Outside
+    the default domain the name is 'domain.Op'."""
     names = set()
-    for node in onnx.load(model_path).graph.node:
-        default = node.domain in ("", "ai.onnx")
-        names.add(node.op_type if default else node.domain + "." + node.op_type)
+
+    def visit(graph):
+        for node in graph.node:
+            default = node.domain in ("", "ai.onnx")
+            names.add(node.op_type if default else node.domain + "." + node.op_type)
+            for attr in node.attribute:
+                if attr.type == onnx.AttributeProto.GRAPH:
+                    visit(attr.g)
+                for sub in attr.graphs:
+                    visit(sub)
+
+    visit(onnx.load(model_path).graph)
     return sorted(names)
 
 

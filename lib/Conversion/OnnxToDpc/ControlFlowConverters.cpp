@@ -1,10 +1,12 @@
-//===- ControlFlowConverters.cpp - ONNX Loop and Scan ---------------------===//
+//===- ControlFlowConverters.cpp - ONNX Loop, Scan and If -----------------===//
 //
 // A loop whose iterations are known at import time is unrolled: its body is
 // imported once per iteration, in line, with that iteration's values bound
 // to its inputs. The planner and the backends then see the body's ops with
 // static shapes, as they see any other layer, and its gradient is theirs. A
 // loop whose trip count or condition is known only at run time is refused.
+// An If imports the branch its condition names, or, when the condition is
+// known only at run time, both branches and a select of their outputs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -247,10 +249,71 @@ LogicalResult convertLoop(NodeContext &node) {
   return success();
 }
 
+/// If: the branch its condition names when that is known at import time;
+/// otherwise both branches, each output chosen by the condition (a select:
+/// the branches must then give outputs of one type, and both are computed).
+LogicalResult convertIf(NodeContext &node) {
+  const onnx::AttributeProto *thenAttr = node.getAttr("then_branch");
+  const onnx::AttributeProto *elseAttr = node.getAttr("else_branch");
+  if (!thenAttr || !thenAttr->has_g() || !elseAttr || !elseAttr->has_g())
+    return node.emitError() << "needs its then_branch and else_branch graphs";
+  const onnx::GraphProto &thenBranch = thenAttr->g();
+  const onnx::GraphProto &elseBranch = elseAttr->g();
+  int outputs = node.getNumOutputs();
+  if (thenBranch.output_size() != outputs ||
+      elseBranch.output_size() != outputs)
+    return node.emitError()
+           << "its branches give " << thenBranch.output_size() << " and "
+           << elseBranch.output_size() << " outputs, the node has " << outputs;
+  if (!node.hasInput(0))
+    return node.emitError() << "has no condition";
+  GraphImporter &importer = node.getImporter();
+  if (const Literal *condition = node.getLiteral(0)) {
+    if (condition->getNumElements() != 1)
+      return node.emitError() << "its condition has "
+                              << condition->getNumElements()
+                              << " elements, not 1";
+    const onnx::GraphProto &taken =
+        condition->getInt(0) ? thenBranch : elseBranch;
+    SmallVector<GraphValue> given;
+    if (failed(importer.importSubgraph(taken, {}, given, node.getLoc())))
+      return failure();
+    for (int i = 0; i < outputs; ++i)
+      setGiven(node, i, given[i]);
+    return success();
+  }
+  Value condition = node.getInput(0);
+  if (!condition)
+    return failure();
+  if (product(getShapeOf(condition)) != 1)
+    return node.emitError() << "its condition " << condition.getType()
+                            << " is not a single value";
+  condition = node.createReshape(condition, {});
+  SmallVector<GraphValue> onTrue, onFalse;
+  if (failed(importer.importSubgraph(thenBranch, {}, onTrue, node.getLoc())) ||
+      failed(importer.importSubgraph(elseBranch, {}, onFalse, node.getLoc())))
+    return failure();
+  for (int i = 0; i < outputs; ++i) {
+    Value a = toValue(node, onTrue[i]), b = toValue(node, onFalse[i]);
+    if (a.getType() != b.getType())
+      return node.emitError()
+             << "its branches give output " << i << " as " << a.getType()
+             << " and " << b.getType()
+             << "; with a condition known only at run time dpc computes "
+                "both and selects, which needs one type";
+    Value chosen = node.createSelect(condition, a, b);
+    if (!chosen)
+      return failure();
+    node.setOutput(i, chosen);
+  }
+  return success();
+}
+
 } // namespace
 
 void mlir::dpc::onnx_import::addControlFlowConverters(
     OpConverterMap &converters) {
+  converters["If"] = convertIf;
   converters["Loop"] = convertLoop;
   converters["Scan"] = convertScan;
 }

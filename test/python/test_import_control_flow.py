@@ -2,8 +2,9 @@
 with ONNX's semantics (scan axes and directions, carried values, an early
 exit known at import time, weights a body holds read as one parameter);
 loops bounded only at run time, or too large to unroll, are refused naming
-the node. The Elman RNN PyTorch exports as a Loop is checked against
-PyTorch in test_importer_models.py."""
+the node. An If takes the branch a condition known at import time names,
+or selects between both branches' outputs. The Elman RNN PyTorch exports
+as a Loop is checked against PyTorch in test_importer_models.py."""
 
 import os
 import subprocess
@@ -196,3 +197,55 @@ def test_scan_of_opset_8_is_refused(tmp_path):
           [_info("s", FLOAT, [1, 2])], opset=8)
     assert ("node 'scan' (Scan): Scan of opset 8 (a batch axis and sequence lengths) is not "
             "supported; export with opset 9 or later") in _refused(path)
+
+
+def _if_model(path, condition_nodes, transposed_else=False):
+    """y = If(cond, then: Relu(x), else: Neg(x), or x transposed) with x
+    [2, 5]."""
+    then_branch = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [],
+                                    [_info("t", FLOAT, None)])
+    else_node = (helper.make_node("Transpose", ["x"], ["e"], perm=[1, 0]) if transposed_else
+                 else helper.make_node("Neg", ["x"], ["e"]))
+    else_branch = helper.make_graph([else_node], "else", [], [_info("e", FLOAT, None)])
+    node = helper.make_node("If", ["cond"], ["y"], name="branch", then_branch=then_branch,
+                            else_branch=else_branch)
+    inputs = [_info("x", FLOAT, [2, 5])]
+    if not condition_nodes:
+        inputs.append(_info("cond", BOOL, []))
+    _save(path, condition_nodes + [node], inputs, [_info("y", FLOAT, None)])
+
+
+def test_if_known_at_import_time_imports_its_branch(tmp_path):
+    """The condition, x's width above 4, is computed from its shape: only
+    the then branch is imported."""
+    four = numpy_helper.from_array(np.array([4], np.int64))
+    one = numpy_helper.from_array(np.array([1], np.int64))
+    nodes = [helper.make_node("Shape", ["x"], ["shape"]),
+             helper.make_node("Constant", [], ["one"], value=one),
+             helper.make_node("Gather", ["shape", "one"], ["width"], axis=0),
+             helper.make_node("Constant", [], ["four"], value=four),
+             helper.make_node("Greater", ["width", "four"], ["cond"])]
+    path = str(tmp_path / "if.onnx")
+    _if_model(path, nodes)
+    text = subprocess.run([tool("dpc-opt"), path], capture_output=True, text=True,
+                          check=True).stdout
+    assert "dpc.relu" in text and "dpc.neg" not in text and "dpc.select" not in text, text
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    np.testing.assert_array_equal(interpret(path, {"x": x})["y"], np.maximum(x, 0))
+
+
+def test_if_known_at_run_time_selects_between_both_branches(tmp_path):
+    path = str(tmp_path / "if.onnx")
+    _if_model(path, [])
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    for cond, expected in ((True, np.maximum(x, 0)), (False, -x)):
+        got = interpret(path, {"x": x, "cond": np.array(cond)})
+        np.testing.assert_array_equal(got["y"], expected)
+
+
+def test_if_with_branches_of_two_shapes_needs_its_condition_at_import_time(tmp_path):
+    path = str(tmp_path / "if.onnx")
+    _if_model(path, [], transposed_else=True)
+    assert ("node 'branch' (If): its branches give output 0 as 'tensor<2x5xf32>' and "
+            "'tensor<5x2xf32>'; with a condition known only at run time dpc computes both "
+            "and selects, which needs one type") in _refused(path)
