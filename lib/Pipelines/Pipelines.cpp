@@ -57,6 +57,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.schedule = options.pipelineSchedule;
   plan.chunks = options.pipelineChunks;
   plan.recompute = options.recompute;
+  plan.innerAxis = options.innerAxis;
   plan.report = options.report;
   plan.printTable = options.printTable;
   plan.annotate = options.annotate;

@@ -42,6 +42,7 @@ LAYOUTS = {
     "dp": ["--mesh=2", "--dp=2", "--tp=1", "--pp=1"],
     "tp": ["--mesh=2", "--dp=1", "--tp=2", "--pp=1"],
     "dp-tp-zero1": ["--mesh=2x2", "--dp=2", "--tp=2", "--pp=1", "--zero=1"],
+    "dp-inner-tp": ["--mesh=2x2", "--dp=2", "--tp=2", "--pp=1", "--inner-axis=dp"],
     "pp": ["--mesh=2", "--dp=1", "--tp=1", "--pp=2", "--pipeline-schedule=1f1b"],
     "dp-pp": ["--mesh=2x2", "--dp=2", "--tp=1", "--pp=2", "--pipeline-schedule=gpipe"],
     "dp-recompute": ["--mesh=2", "--dp=2", "--tp=1", "--pp=1", "--recompute=on"],
@@ -50,7 +51,7 @@ LAYOUTS = {
 }
 # The layouts each model is compiled for (compiling resnet18 takes longest).
 MODEL_LAYOUTS = {
-    "mlp": ["dp", "tp", "dp-tp-zero1", "pp", "dp-pp"],
+    "mlp": ["dp", "tp", "dp-tp-zero1", "dp-inner-tp", "pp", "dp-pp"],
     "transformer": ["dp-tp-zero1", "pp"],
     "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp", "pp-interleaved", "dp-recompute"],
     "resnet18": ["dp"],
@@ -126,6 +127,12 @@ def test_compiled_ranks_equal_one_device(steps, exported, tmp_path, name, layout
     artifact = str(tmp_path / "model.dpc")
     manifest = compile_artifact(steps[name], LAYOUTS[layout], artifact)
     assert manifest["world_size"] == (4 if "x" in LAYOUTS[layout][0] else 2)
+    if "--inner-axis=dp" in LAYOUTS[layout]:
+        # Data-parallel peers are neighbouring ranks, tensor-parallel ones
+        # two apart.
+        groups = {tuple(group["axes"]): group["members"] for group in manifest["groups"]}
+        assert groups[("dp",)] == [[0, 1], [2, 3]], groups
+        assert groups[("tp",)] == [[0, 2], [1, 3]], groups
     init, data = write_inputs(steps[name], inputs, tmp_path)
     out = str(tmp_path / "out")
     r, report = train_artifact(artifact, init, data, out,

@@ -32,7 +32,11 @@ STRATEGIES = {
     "zero2": ("2x2", 2, 2, 2),
     "zero3": ("2x2", 2, 2, 3),
     "dp-tp-2x4": ("2x4", 2, 4, 1),
+    # Data-parallel ranks neighbouring, tensor-parallel ones apart.
+    "dp-inner": ("2x2", 2, 2, 1),
 }
+# dpc-opt flags of a strategy beyond its degrees.
+EXTRA_FLAGS = {"dp-inner": ["--inner-axis=dp"]}
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +49,10 @@ def train(step_mlir, inputs, hyper, precision):
     return run_steps(step_mlir, inputs, hyper, STEPS, precision)
 
 
-def partition(step_mlir, path, mesh, dp, tp, zero):
+def partition(step_mlir, path, mesh, dp, tp, zero, *extra):
     r = subprocess.run([DPC_OPT, step_mlir, "--mesh=" + mesh, "--dp=%d" % dp,
                         "--tp=%d" % tp, "--pp=1", "--zero=%d" % zero, "--partition",
-                        "-o", path], capture_output=True, text=True)
+                        *extra, "-o", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     return open(path).read()
 
@@ -77,8 +81,10 @@ def test_ranks_equal_one_device_fp64(steps, exported, tmp_path, name, strategy):
     inputs, hyper, (expected, losses) = reference(steps, exported, name, "fp64")
     mesh, dp, tp, zero = STRATEGIES[strategy]
     path = str(tmp_path / "partitioned.mlir")
-    text = partition(steps[name], path, mesh, dp, tp, zero)
+    text = partition(steps[name], path, mesh, dp, tp, zero, *EXTRA_FLAGS.get(strategy, []))
     assert "dpc.reshard" not in text and "attributes {dpc.partitioned}" in text
+    if strategy == "dp-inner":
+        assert 'dpc.mesh @plan ["pp"=1, "tp"=2, "dp"=2]' in text
     actual, actual_losses = train(path, inputs, hyper, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)

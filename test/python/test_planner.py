@@ -182,7 +182,9 @@ def test_plan_is_in_the_ir(gpt4, tmp_path):
     text = _planned(gpt4, tmp_path, "--tp=2", "--pp=1")
     plan = re.search(r"dpc\.plan = \{([^}]*)\}", text).group(1)
     assert "dp = 8 : i64" in plan and "tp = 2 : i64" in plan and "pp = 1 : i64" in plan
-    assert 'dpc.mesh @plan ["pp"=1, "dp"=8, "tp"=2]' in text
+    # With --tp fixed, either axis may be the innermost (the cheaper).
+    assert ('dpc.mesh @plan ["pp"=1, "dp"=8, "tp"=2]' in text or
+            'dpc.mesh @plan ["pp"=1, "tp"=2, "dp"=8]' in text)
     body = text[text.index("func.func @forward_backward"):]
     forward = body[:body.index("softmax_cross_entropy")]
     # The tensor axis splits something in every layer (weights for large

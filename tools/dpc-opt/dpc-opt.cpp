@@ -178,6 +178,13 @@ static llvm::cl::opt<std::string> recomputeFlag(
                    "(default: the planner chooses)"),
     llvm::cl::value_desc("on|off"));
 
+static llvm::cl::opt<std::string> innerAxisFlag(
+    "inner-axis", llvm::cl::cat(planCategory),
+    llvm::cl::desc("Fix which axis is innermost, its ranks neighbouring "
+                   "device ids (within a node): tp or dp (default: the "
+                   "planner chooses)"),
+    llvm::cl::value_desc("tp|dp"));
+
 static llvm::cl::opt<int64_t> pipelineChunks(
     "pipeline-chunks", llvm::cl::cat(planCategory), llvm::cl::init(0),
     llvm::cl::desc("With --pipeline-schedule=interleaved-1f1b: model chunks "
@@ -344,6 +351,7 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.pipelineSchedule = pipelineSchedule;
   options.pipelineChunks = pipelineChunks;
   options.recompute = recomputeFlag;
+  options.innerAxis = innerAxisFlag;
   options.gradCompression = gradCompression;
 }
 
@@ -467,7 +475,8 @@ int main(int argc, char **argv) {
   for (const llvm::cl::Option *flag :
        {static_cast<const llvm::cl::Option *>(&pipelineSchedule),
         static_cast<const llvm::cl::Option *>(&pipelineChunks),
-        static_cast<const llvm::cl::Option *>(&recomputeFlag)})
+        static_cast<const llvm::cl::Option *>(&recomputeFlag),
+        static_cast<const llvm::cl::Option *>(&innerAxisFlag)})
     if (flag->getNumOccurrences() && meshShape.empty()) {
       llvm::errs() << "dpc-opt: --" << flag->ArgStr
                    << " fixes a choice of the plan and needs --mesh\n";

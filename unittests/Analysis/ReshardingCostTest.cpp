@@ -34,6 +34,25 @@ TEST_F(ReshardingCost, Placement) {
   EXPECT_EQ(mesh.getGroup(kDataAxis).nodes, 2);
 }
 
+TEST_F(ReshardingCost, DataParallelInnermost) {
+  // Data-parallel ranks neighbouring: each pair lies within a node, and a
+  // tensor-parallel group of 4 takes one device of each of 4 nodes.
+  StageMesh dataInner{2, 2, 4, cluster, /*dataInner=*/true};
+  EXPECT_TRUE(dataInner.isDataInner());
+  EXPECT_EQ(dataInner.getGroup(kDataAxis).size, 2);
+  EXPECT_EQ(dataInner.getGroup(kDataAxis).nodes, 1);
+  EXPECT_EQ(dataInner.getGroup(kTensorAxis).size, 4);
+  EXPECT_EQ(dataInner.getGroup(kTensorAxis).nodes, 2);
+  EXPECT_EQ(dataInner.getGroup(kTensorAxis).devicesPerNode, 2);
+  // A stage is the same 8 devices in either order.
+  EXPECT_EQ(dataInner.getStageDevices().nodes, mesh.getStageDevices().nodes);
+  // A gather over the tensor axis now crosses nodes: slower.
+  TensorSharding split = sharding({kTensorAxis, 0});
+  TensorSharding whole = TensorSharding::replicated(2);
+  EXPECT_GT(getReshardingTime(bytes, split, whole, dataInner),
+            getReshardingTime(bytes, split, whole, mesh));
+}
+
 TEST_F(ReshardingCost, UnchangedAndSlicesAreFree) {
   TensorSharding split = sharding({kDataAxis, kTensorAxis});
   EXPECT_EQ(getReshardingTime(bytes, split, split, mesh), 0.0);

@@ -85,6 +85,10 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       *this, "recompute",
       llvm::cl::desc("Fix recomputation: on or off (empty: the planner "
                      "chooses)")};
+  Option<std::string> innerAxis{
+      *this, "inner-axis",
+      llvm::cl::desc("Fix the innermost axis: tp or dp (empty: the planner "
+                     "chooses)")};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Write the plan as JSON here")};
   Option<bool> printTable{*this, "print-table", llvm::cl::init(false),

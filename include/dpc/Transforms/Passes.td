@@ -223,6 +223,9 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
     Option<"recompute", "recompute", "std::string", /*default=*/"\"\"",
            "Fix recomputation: on (keep each layer's input, recompute the "
            "rest) or off (empty: the planner chooses)">,
+    Option<"innerAxis", "inner-axis", "std::string", /*default=*/"\"\"",
+           "Fix which axis is innermost, its ranks neighbouring device ids: "
+           "tp or dp (empty: the planner chooses)">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",

@@ -8,14 +8,17 @@ using namespace mlir;
 using namespace mlir::dpc;
 
 StageMesh::StageMesh(int64_t stages, int64_t dataParallel,
-                     int64_t tensorParallel, const Cluster &cluster)
+                     int64_t tensorParallel, const Cluster &cluster,
+                     bool dataInner)
     : stages(stages), dataParallel(dataParallel),
-      tensorParallel(tensorParallel), cluster(&cluster) {
-  Mesh mesh({stages, dataParallel, tensorParallel});
+      tensorParallel(tensorParallel), dataInner(dataInner), cluster(&cluster) {
+  unsigned dataAxis = dataInner ? 2 : 1, tensorAxis = dataInner ? 1 : 2;
+  Mesh mesh = dataInner ? Mesh({stages, tensorParallel, dataParallel})
+                        : Mesh({stages, dataParallel, tensorParallel});
   stageGroup = getGroupPlacement(mesh, {0}, cluster);
   stageGroup.size = std::min<int64_t>(stageGroup.size, 2);
-  dataGroup = getGroupPlacement(mesh, {1}, cluster);
-  tensorGroup = getGroupPlacement(mesh, {2}, cluster);
+  dataGroup = getGroupPlacement(mesh, {dataAxis}, cluster);
+  tensorGroup = getGroupPlacement(mesh, {tensorAxis}, cluster);
   stageDevices = getGroupPlacement(mesh, {1, 2}, cluster);
 }
 

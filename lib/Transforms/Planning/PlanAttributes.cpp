@@ -8,15 +8,22 @@ using namespace mlir;
 using namespace mlir::dpc;
 
 MeshOp mlir::dpc::writePlanMesh(ModuleOp module, int64_t stages,
-                                int64_t dataParallel, int64_t tensorParallel) {
+                                int64_t dataParallel, int64_t tensorParallel,
+                                bool dataInner) {
   if (auto old = module.lookupSymbol<MeshOp>(kPlanMeshName))
     old.erase();
   OpBuilder builder = OpBuilder::atBlockBegin(module.getBody());
-  return MeshOp::create(
-      builder, module.getLoc(), kPlanMeshName,
-      builder.getStrArrayAttr({kStageAxisName, kDataAxisName, kTensorAxisName}),
-      builder.getDenseI64ArrayAttr({stages, dataParallel, tensorParallel}),
-      /*devices=*/nullptr);
+  SmallVector<StringRef> axes = {kStageAxisName, kDataAxisName,
+                                 kTensorAxisName};
+  SmallVector<int64_t> shape = {stages, dataParallel, tensorParallel};
+  if (dataInner) {
+    std::swap(axes[1], axes[2]);
+    std::swap(shape[1], shape[2]);
+  }
+  return MeshOp::create(builder, module.getLoc(), kPlanMeshName,
+                        builder.getStrArrayAttr(axes),
+                        builder.getDenseI64ArrayAttr(shape),
+                        /*devices=*/nullptr);
 }
 
 void mlir::dpc::eraseReshards(ModuleOp module) {

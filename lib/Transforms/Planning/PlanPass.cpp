@@ -66,6 +66,11 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
           << recompute << " is not on or off";
       return signalPassFailure();
     }
+    if (!innerAxis.empty() && innerAxis != "tp" && innerAxis != "dp") {
+      emitError(module.getLoc(), "--inner-axis=")
+          << innerAxis << " is not tp or dp";
+      return signalPassFailure();
+    }
     if (!(memoryLimit >= 0) || std::isinf(memoryLimit.getValue())) {
       emitError(module.getLoc(), "--memory-limit=")
           << llvm::formatv("{0}", double(memoryLimit))
@@ -97,6 +102,8 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.chunks = chunks;
     if (!recompute.empty())
       options.recompute = recompute == "on";
+    if (!innerAxis.empty())
+      options.dataInner = innerAxis == "dp";
     // A plan written onto the IR is built as it stands: the partition runs
     // the step's micro-batches, so the plan may not price others.
     options.stepMicroBatching = annotate;

@@ -140,9 +140,10 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
       plan.dataParallel * plan.tensorParallel * plan.pipelineParallel;
   os << "plan for " << devices << " devices (mesh " << context.mesh
      << ", cluster " << context.cluster << "): dp=" << plan.dataParallel
-     << " tp=" << plan.tensorParallel << " pp=" << plan.pipelineParallel << ", "
-     << plan.microBatches << " micro-batches of " << plan.microBatchSize
-     << " per replica, " << stringifyPipelineSchedule(plan.schedule);
+     << " tp=" << plan.tensorParallel << " pp=" << plan.pipelineParallel
+     << (plan.dataInner ? " (dp innermost)" : "") << ", " << plan.microBatches
+     << " micro-batches of " << plan.microBatchSize << " per replica, "
+     << stringifyPipelineSchedule(plan.schedule);
   if (plan.chunks > 1)
     os << " (" << plan.chunks << " chunks)";
   os << ", recomputation " << (plan.recompute ? "on" : "off") << ", ZeRO-"
@@ -290,6 +291,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
       {"dp", plan.dataParallel},
       {"tp", plan.tensorParallel},
       {"pp", plan.pipelineParallel},
+      {"inner_axis", plan.dataInner ? "dp" : "tp"},
       {"micro_batch_size", plan.microBatchSize},
       {"micro_batches", plan.microBatches},
       {"step_micro_batches", graph.getStepMicroBatches()},
@@ -376,7 +378,7 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
   MLIRContext *ctx = module.getContext();
   Builder builder(ctx);
   writePlanMesh(module, plan.pipelineParallel, plan.dataParallel,
-                plan.tensorParallel);
+                plan.tensorParallel, plan.dataInner);
   auto shardingArray = [&](ArrayRef<TensorSharding> shardings) {
     return getShardingArrayAttr(ctx, shardings);
   };

@@ -12,6 +12,7 @@
 #include "dpc/Transforms/Passes.h"
 #include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Transforms/Planning/PlanReport.h"
+#include "dpc/Transforms/Planning/ShardingCompletion.h"
 
 namespace mlir::dpc {
 #define GEN_PASS_DEF_PLANREPORT
@@ -79,6 +80,11 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     options.chunks = integer("chunks");
     options.recompute = recompute.getValue();
     options.zeroStage = int(integer("zero_stage"));
+    // The mesh's axis order: which ranks neighbour.
+    FailureOr<PlanLayout> layout = PlanLayout::read(module);
+    if (failed(layout))
+      return signalPassFailure();
+    options.dataInner = layout->dataInner;
     auto use = [&](const Plan &plan, const TrainingGraph &graph,
                    const LayerSegmentation &segmentation,
                    const PlanContext &context) {

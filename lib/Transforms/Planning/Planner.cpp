@@ -159,7 +159,7 @@ private:
   /// Per segment: whether recomputation keeps its output (a layer's end).
   SmallVector<bool> checkpointed;
   bool dataAxisMatters = false;
-  std::map<std::tuple<int64_t, int64_t, int64_t>,
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool>,
            SmallVector<SmallVector<unsigned>>>
       choiceCache;
   int64_t integerPrograms = 0;
@@ -172,11 +172,23 @@ public:
 };
 } // namespace
 
+/// Whether the two meshes place every group alike (their costs are).
+static bool isSamePlacement(const StageMesh &a, const StageMesh &b) {
+  auto same = [](const GroupPlacement &x, const GroupPlacement &y) {
+    return x.size == y.size && x.nodes == y.nodes &&
+           x.devicesPerNode == y.devicesPerNode;
+  };
+  return same(a.getGroup(kDataAxis), b.getGroup(kDataAxis)) &&
+         same(a.getGroup(kTensorAxis), b.getGroup(kTensorAxis));
+}
+
 ArrayRef<SmallVector<unsigned>>
 Search::getChoices(const ShardingSpace &space, int64_t tp, int64_t dp,
                    int64_t microBatch, std::string &error,
                    bool &solverFailed) {
-  auto key = std::make_tuple(tp, dataAxisMatters ? dp : 0, microBatch);
+  // The tensor axis's placement prices the strategies' layout changes.
+  auto key = std::make_tuple(tp, dataAxisMatters ? dp : 0, microBatch,
+                             space.getMesh().isDataInner());
   auto it = choiceCache.find(key);
   if (it != choiceCache.end())
     return it->second;
@@ -686,125 +698,139 @@ FailureOr<Plan> Search::run(std::string &error) {
       if ((options.dataParallel > 0 && dp != options.dataParallel) ||
           graph.getBatchSize() % dp != 0)
         continue;
-      StageMesh mesh(pp, dp, tp, cluster);
-      for (int64_t microBatch : getDivisors(batch / dp)) {
-        int64_t microBatches = batch / dp / microBatch;
-        // Micro-batches of powers of two up to 64 samples per replica (and
-        // the whole replica batch): larger ones only add memory to ops
-        // that scale linearly with the batch.
-        bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
-        if (options.microBatchSize > 0 ? microBatch != options.microBatchSize
-            : stepMicroBatches > 1 || options.stepMicroBatching
-                ? microBatches != stepMicroBatches
-                : microBatch > 64 || (!powerOfTwo && microBatches > 1))
+      for (bool dataInner : {false, true}) {
+        // Data-parallel ranks innermost, tensor-parallel ones apart (a model
+        // whose gradients outweigh its activations may prefer its reduction
+        // within a node). That takes the tensor axis across nodes where it
+        // places the groups otherwise: searched where tensor parallelism may
+        // leave a node (a degree the user fixed), or when asked for.
+        bool tensorMayLeaveNode =
+            options.tensorParallel > 0 || options.tensorParallelAcrossNodes;
+        if (options.dataInner ? dataInner != *options.dataInner
+                              : dataInner && !tensorMayLeaveNode)
           continue;
-        ShardingSpace space(graph, segmentation, mesh, microBatch,
-                            backwardFactor, options.exposedTensorComm,
-                            options.constraints);
-        if (!space.getConflict().empty()) {
-          if (firstConflict.empty()) {
-            firstConflict = space.getConflict().str();
-            conflictLocation = space.getConflictLocation();
+        StageMesh mesh(pp, dp, tp, cluster, dataInner);
+        if (dataInner && !options.dataInner &&
+            isSamePlacement(mesh, StageMesh(pp, dp, tp, cluster)))
+          continue;
+        for (int64_t microBatch : getDivisors(batch / dp)) {
+          int64_t microBatches = batch / dp / microBatch;
+          // Micro-batches of powers of two up to 64 samples per replica (and
+          // the whole replica batch): larger ones only add memory to ops
+          // that scale linearly with the batch.
+          bool powerOfTwo = (microBatch & (microBatch - 1)) == 0;
+          if (options.microBatchSize > 0 ? microBatch != options.microBatchSize
+              : stepMicroBatches > 1 || options.stepMicroBatching
+                  ? microBatches != stepMicroBatches
+                  : microBatch > 64 || (!powerOfTwo && microBatches > 1))
+            continue;
+          ShardingSpace space(graph, segmentation, mesh, microBatch,
+                              backwardFactor, options.exposedTensorComm,
+                              options.constraints);
+          if (!space.getConflict().empty()) {
+            if (firstConflict.empty()) {
+              firstConflict = space.getConflict().str();
+              conflictLocation = space.getConflictLocation();
+            }
+            continue;
           }
-          continue;
-        }
-        bool solverFailed = false;
-        ArrayRef<SmallVector<unsigned>> choices =
-            getChoices(space, tp, dp, microBatch, error, solverFailed);
-        if (solverFailed)
-          return failure();
-        SmallVector<PipelineVariant> variants;
-        if (pp == 1) {
-          variants = singleStage;
-        } else {
-          for (bool recompute : {false, true})
-            for (int z = 0; z <= 3; ++z) {
-              variants.push_back(
-                  {PipelineSchedule::OneFOneB, 1, recompute, z});
-              variants.push_back({PipelineSchedule::GPipe, 1, recompute, z});
-              for (int64_t v : {2, 4})
-                if (microBatches % pp == 0 &&
-                    int64_t(segments) >= pp * v)
-                  variants.push_back(
-                      {PipelineSchedule::Interleaved1F1B, v, recompute, z});
-            }
-        }
-        for (ArrayRef<unsigned> choice : choices) {
-          SmallVector<ShardingSpace::SegmentCost> costs =
-              space.evaluate(choice);
-          for (const PipelineVariant &variant : variants) {
-            if ((dp == 1 && variant.zeroStage > 0) ||
-                (pp > 1 && options.schedule &&
-                 (variant.schedule != *options.schedule ||
-                  (options.chunks && variant.chunks != options.chunks))) ||
-                (options.recompute &&
-                 variant.recompute != *options.recompute) ||
-                (options.zeroStage && variant.zeroStage != *options.zeroStage))
-              continue;
-            ++configurations;
-            SmallVector<SegmentPlan> segments =
-                getSegmentPlans(costs, mesh, variant);
-            // Pipelines that cannot beat the best plan need no stages.
-            if (best && getStepTimeLowerBound(segments, mesh, microBatches,
-                                              variant) >= best->stepTime)
-              continue;
-            StageFit fitted =
-                fit(costs, segments, mesh, microBatches, variant, false);
-            if (!fitted.feasible) {
-              if (fitted.peakMemory < leastShort.peakMemory) {
-                leastShort = fitted;
-                leastShortConfig =
-                    "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
-                    " pp=" + std::to_string(pp) +
-                    " micro-batch=" + std::to_string(microBatch) +
-                    (variant.recompute ? " with recomputation" : "") +
-                    " ZeRO-" + std::to_string(variant.zeroStage);
+          bool solverFailed = false;
+          ArrayRef<SmallVector<unsigned>> choices =
+              getChoices(space, tp, dp, microBatch, error, solverFailed);
+          if (solverFailed)
+            return failure();
+          SmallVector<PipelineVariant> variants;
+          if (pp == 1) {
+            variants = singleStage;
+          } else {
+            for (bool recompute : {false, true})
+              for (int z = 0; z <= 3; ++z) {
+                variants.push_back(
+                    {PipelineSchedule::OneFOneB, 1, recompute, z});
+                variants.push_back({PipelineSchedule::GPipe, 1, recompute, z});
+                for (int64_t v : {2, 4})
+                  if (microBatches % pp == 0 && int64_t(segments) >= pp * v)
+                    variants.push_back(
+                        {PipelineSchedule::Interleaved1F1B, v, recompute, z});
               }
-              continue;
-            }
-            if (best && fitted.stepTime >= best->stepTime * (1 - 1e-9))
-              continue;
-            Plan plan;
-            plan.dataParallel = dp;
-            plan.tensorParallel = tp;
-            plan.pipelineParallel = pp;
-            plan.microBatchSize = microBatch;
-            plan.microBatches = microBatches;
-            plan.schedule = variant.schedule;
-            plan.chunks = variant.chunks;
-            plan.recompute = variant.recompute;
-            plan.zeroStage = variant.zeroStage;
-            plan.stages = fitted.stages;
-            plan.segments = std::move(segments);
-            plan.stepTime = fitted.stepTime;
-            plan.bubbleTime = fitted.bubbleTime;
-            plan.pipelineSendTime = fitted.sendTime;
-            plan.optimizerTime = fitted.optimizerTime;
-            plan.samplesPerSecond = batch / fitted.stepTime;
-            plan.modelFlops = modelFlops;
-            // Each op's peak is its own element type's; MFU is against the
-            // peak of the type most FLOPs run in, as papers report it.
-            plan.memoryLimit = memoryLimit;
-            plan.bucketCapBytes = options.bucketCapBytes;
-            for (Operation *op : graph.getForwardOps())
-              if (std::optional<unsigned> node =
-                      space.getNode(segmentation.getRepresentative(op))) {
-                const ShardingSpace::Strategy &strategy =
-                    space.getStrategies(*node)[choice[*node]];
-                plan.results[op] = SmallVector<TensorSharding, 1>(
-                    llvm::ArrayRef(strategy.results));
-                plan.operands[op] = strategy.operands;
+          }
+          for (ArrayRef<unsigned> choice : choices) {
+            SmallVector<ShardingSpace::SegmentCost> costs =
+                space.evaluate(choice);
+            for (const PipelineVariant &variant : variants) {
+              if ((dp == 1 && variant.zeroStage > 0) ||
+                  (pp > 1 && options.schedule &&
+                   (variant.schedule != *options.schedule ||
+                    (options.chunks && variant.chunks != options.chunks))) ||
+                  (options.recompute &&
+                   variant.recompute != *options.recompute) ||
+                  (options.zeroStage &&
+                   variant.zeroStage != *options.zeroStage))
+                continue;
+              ++configurations;
+              SmallVector<SegmentPlan> segments =
+                  getSegmentPlans(costs, mesh, variant);
+              // Pipelines that cannot beat the best plan need no stages.
+              if (best && getStepTimeLowerBound(segments, mesh, microBatches,
+                                                variant) >= best->stepTime)
+                continue;
+              StageFit fitted =
+                  fit(costs, segments, mesh, microBatches, variant, false);
+              if (!fitted.feasible) {
+                if (fitted.peakMemory < leastShort.peakMemory) {
+                  leastShort = fitted;
+                  leastShortConfig =
+                      "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
+                      " pp=" + std::to_string(pp) +
+                      " micro-batch=" + std::to_string(microBatch) +
+                      (variant.recompute ? " with recomputation" : "") +
+                      " ZeRO-" + std::to_string(variant.zeroStage);
+                }
+                continue;
               }
-            for (BlockArgument arg :
-                 graph.getFunction().getArguments())
-              if (graph.isParameter(arg))
+              if (best && fitted.stepTime >= best->stepTime * (1 - 1e-9))
+                continue;
+              Plan plan;
+              plan.dataParallel = dp;
+              plan.tensorParallel = tp;
+              plan.pipelineParallel = pp;
+              plan.dataInner = dataInner;
+              plan.microBatchSize = microBatch;
+              plan.microBatches = microBatches;
+              plan.schedule = variant.schedule;
+              plan.chunks = variant.chunks;
+              plan.recompute = variant.recompute;
+              plan.zeroStage = variant.zeroStage;
+              plan.stages = fitted.stages;
+              plan.segments = std::move(segments);
+              plan.stepTime = fitted.stepTime;
+              plan.bubbleTime = fitted.bubbleTime;
+              plan.pipelineSendTime = fitted.sendTime;
+              plan.optimizerTime = fitted.optimizerTime;
+              plan.samplesPerSecond = batch / fitted.stepTime;
+              plan.modelFlops = modelFlops;
+              // Each op's peak is its own element type's; MFU is against the
+              // peak of the type most FLOPs run in, as papers report it.
+              plan.memoryLimit = memoryLimit;
+              plan.bucketCapBytes = options.bucketCapBytes;
+              for (Operation *op : graph.getForwardOps())
                 if (std::optional<unsigned> node =
-                        space.getNode(segmentation.getRepresentative(
-                            Value(arg))))
-                  plan.parameters[arg] =
-                      space.getStrategies(*node)[choice[*node]]
-                          .results.front();
-            best = std::move(plan);
+                        space.getNode(segmentation.getRepresentative(op))) {
+                  const ShardingSpace::Strategy &strategy =
+                      space.getStrategies(*node)[choice[*node]];
+                  plan.results[op] = SmallVector<TensorSharding, 1>(
+                      llvm::ArrayRef(strategy.results));
+                  plan.operands[op] = strategy.operands;
+                }
+              for (BlockArgument arg : graph.getFunction().getArguments())
+                if (graph.isParameter(arg))
+                  if (std::optional<unsigned> node = space.getNode(
+                          segmentation.getRepresentative(Value(arg))))
+                    plan.parameters[arg] =
+                        space.getStrategies(*node)[choice[*node]]
+                            .results.front();
+              best = std::move(plan);
+            }
           }
         }
       }

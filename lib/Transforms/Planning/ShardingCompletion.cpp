@@ -32,7 +32,7 @@ public:
   Completion(const PlanLayout &plan, const Cluster &cluster)
       : plan(plan), cluster(cluster),
         mesh(plan.pipelineParallel, plan.dataParallel, plan.tensorParallel,
-             cluster) {}
+             cluster, plan.dataInner) {}
 
   /// Lets sums stay pending through the ops that keep them, to be
   /// reduced once where a value must be whole.
@@ -664,6 +664,11 @@ FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
       return mesh.emitOpError("has no axis '") << name << "' of a plan";
     *field = *size;
   }
+  // The axis listed last is the innermost.
+  for (Attribute axis : mesh.getAxisNames())
+    if (StringRef name = cast<StringAttr>(axis).getValue();
+        name == kDataAxisName || name == kTensorAxisName)
+      layout.dataInner = name == kDataAxisName;
   auto zero = fields.getAs<IntegerAttr>("zero_stage");
   auto cluster = fields.getAs<StringAttr>("cluster");
   if (!zero || !cluster)

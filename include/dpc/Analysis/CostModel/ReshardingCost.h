@@ -26,14 +26,16 @@ namespace mlir::dpc {
 enum StageAxis : unsigned { kDataAxis = 1, kTensorAxis = 2 };
 
 /// The mesh one pipeline stage runs on: `dataParallel` x `tensorParallel`
-/// devices, tensor-parallel innermost (neighbouring device ids), within a
-/// mesh of `stages` such blocks.
+/// devices, tensor-parallel innermost (neighbouring device ids) unless
+/// `dataInner`, within a mesh of `stages` such blocks.
 class StageMesh {
 public:
   StageMesh(int64_t stages, int64_t dataParallel, int64_t tensorParallel,
-            const Cluster &cluster);
+            const Cluster &cluster, bool dataInner = false);
 
   int64_t getStages() const { return stages; }
+  /// Whether data-parallel ranks are the neighbouring device ids.
+  bool isDataInner() const { return dataInner; }
   int64_t getDataParallel() const { return dataParallel; }
   int64_t getTensorParallel() const { return tensorParallel; }
   int64_t getAxisSize(StageAxis axis) const {
@@ -50,6 +52,7 @@ public:
 
 private:
   int64_t stages, dataParallel, tensorParallel;
+  bool dataInner;
   GroupPlacement dataGroup, tensorGroup, stageDevices, stageGroup;
   const Cluster *cluster;
 };

@@ -26,9 +26,10 @@ inline constexpr StringLiteral kDataAxisName = "dp";
 inline constexpr StringLiteral kTensorAxisName = "tp";
 
 /// Writes `dpc.mesh @plan` with these degrees at the top of `module`,
-/// replacing the one already there.
+/// replacing the one already there: axes pp, dp, tp, or pp, tp, dp when
+/// data-parallel ranks are the innermost (neighbouring device ids).
 MeshOp writePlanMesh(ModuleOp module, int64_t stages, int64_t dataParallel,
-                     int64_t tensorParallel);
+                     int64_t tensorParallel, bool dataInner = false);
 
 /// Removes every dpc.reshard of `module`, its users reading its input: the
 /// step as the planner reads it.

@@ -36,6 +36,9 @@ struct PlannerOptions {
   int64_t dataParallel = 0, tensorParallel = 0, pipelineParallel = 0;
   /// Tensor parallelism beyond one node is not searched unless asked for.
   bool tensorParallelAcrossNodes = false;
+  /// Which axis is innermost (neighbouring device ids), when fixed: the
+  /// data-parallel one (true) or the tensor-parallel one.
+  std::optional<bool> dataInner;
   /// Part of each tensor-parallel collective on the critical path: the
   /// partitioner splits it into chunks overlapped with the contraction
   /// next to it, leaving the first and last exposed (as Megatron-LM's
@@ -100,6 +103,9 @@ struct SegmentPlan {
 
 struct Plan {
   int64_t dataParallel = 1, tensorParallel = 1, pipelineParallel = 1;
+  /// Data-parallel ranks are the neighbouring device ids (tensor-parallel
+  /// ones otherwise).
+  bool dataInner = false;
   /// Samples per micro-batch on one data-parallel replica.
   int64_t microBatchSize = 1;
   int64_t microBatches = 1;

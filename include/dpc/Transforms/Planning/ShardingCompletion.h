@@ -29,6 +29,9 @@ namespace mlir::dpc {
 /// `dpc.plan` hold it: the degrees, the ZeRO stage and the cluster.
 struct PlanLayout {
   int64_t pipelineParallel = 1, dataParallel = 1, tensorParallel = 1;
+  /// Data-parallel ranks are the neighbouring device ids (the mesh's axes
+  /// are pp, tp, dp).
+  bool dataInner = false;
   int zeroStage = 0;
   /// A cluster preset or file and the mesh, as -dpc-plan was given them.
   std::string cluster, mesh;
