@@ -42,6 +42,8 @@
 // RUN: not dpc-opt %s --train --mesh=2 --cluster=tpu-v9 2>&1 | FileCheck %s --check-prefix=CLUSTER
 // RUN: not dpc-opt %s --train --mesh=2 --tp=-1 2>&1 | FileCheck %s --check-prefix=TP
 // RUN: not dpc-opt %s --train --recompute=on 2>&1 | FileCheck %s --check-prefix=RECOMPUTE-NO-MESH
+// RUN: not dpc-opt %s --train --mesh=2x2 --inner-axis=pp 2>&1 | FileCheck %s --check-prefix=INNER
+// RUN: not dpc-opt %s --train --inner-axis=dp 2>&1 | FileCheck %s --check-prefix=INNER-NO-MESH
 
 // MOMENTUM-SGD: dpc-opt: --momentum applies to --optimizer=momentum, not sgd (PyTorch's SGD(momentum=m) is --optimizer=momentum --momentum=m)
 // NESTEROV-SGD: dpc-opt: --nesterov applies to --optimizer=momentum, not sgd (PyTorch's SGD(momentum=m) is --optimizer=momentum --momentum=m)
@@ -68,6 +70,8 @@
 // CLUSTER: error: unknown cluster 'tpu-v9' (expected a preset: h100-sxm, a100-80gb, v100-16gb-25gbps, h200, cpu-host; or a FILE.json)
 // TP: error: --tp=-1 is outside [0, 2^31] (0: the planner chooses)
 // RECOMPUTE-NO-MESH: dpc-opt: --recompute fixes a choice of the plan and needs --mesh
+// INNER: error: --inner-axis=pp is not tp or dp
+// INNER-NO-MESH: dpc-opt: --inner-axis fixes a choice of the plan and needs --mesh
 
 // LR-NAN: bad-flags.mlir:[[@LINE+16]]:1: error: --lr=nan is outside [0, inf)
 // LR-INF: error: --lr=inf is outside [0, inf)
