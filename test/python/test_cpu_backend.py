@@ -756,3 +756,56 @@ def test_a_bad_checkpoint_meta_is_refused(steps, exported, tmp_path):
     r, _ = train_artifact(artifact, init, data, str(tmp_path / "c"), "--resume", str(saved),
                           steps=1)
     assert r.returncode != 0 and "rank1.npz" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("schedule, warmup, lrs", [
+    # Step k of N = 3 at base rate 0.05: 0.05 k/W over the W warm-up steps,
+    # then the schedule at progress p = (k - W)/(N - W), 1 at the last step.
+    ("cosine", 1, [0.05, 0.05 * (1 + np.cos(np.pi / 2)) / 2, 0.0]),
+    ("linear", 0, [0.05 * 2 / 3, 0.05 / 3, 0.0]),
+    ("constant", 2, [0.025, 0.05, 0.05]),
+])
+def test_learning_rate_schedule_sets_each_steps_rate(steps, exported, tmp_path, schedule,
+                                                     warmup, lrs):
+    """--lr-schedule and --warmup-steps give each step its rate: the ranks'
+    3 steps equal the single-device interpreter stepping with those
+    rates."""
+    from dpc.interpreter import interpret
+    from dpc.train import hyperparameters
+
+    inputs, hyper, *_ = reference(steps, exported, "mlp")
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    out = str(tmp_path / "out")
+    r, report = train_artifact(artifact, init, data, out, "--lr=0.05",
+                               "--lr-schedule=" + schedule, "--warmup-steps=%d" % warmup)
+    assert r.returncode == 0, r.stderr
+    state, losses = dict(inputs), []
+    for step, lr in enumerate(lrs, start=1):
+        state.update(hyperparameters(hyper, step, lr))
+        result = interpret(steps["mlp"], state, function="train_step", precision="fp64")
+        losses.append(float(result["loss"]))
+        state.update({k: v for k, v in result.items() if k in state})
+    np.testing.assert_allclose(report["losses"], losses, rtol=1e-5)
+    actual = load_outputs(out)
+    for key in tools.signature(open(steps["mlp"]).read(), function="train_step")["param"]:
+        np.testing.assert_allclose(actual[key], state[key], rtol=1e-4, atol=1e-6, err_msg=key)
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--lr-schedule=step", "--lr-schedule=step is not constant, linear or cosine"),
+    ("--warmup-steps=-1", "--warmup-steps=-1 is negative; it must be 0 or more"),
+    ("--save-every=-2", "--save-every=-2 is negative; it must be 0 or more"),
+    ("--timeout=0", "--timeout must be in (0, 86400] seconds"),
+])
+def test_a_bad_schedule_flag_is_refused(steps, exported, tmp_path, flag, message):
+    inputs, *_ = reference(steps, exported, "mlp")
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    out = str(tmp_path / "out")
+    r = subprocess.run([DPC_RUN, artifact, "--steps=2", "--init", init, "--data", data,
+                        "--output-dir", out, flag], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0 and "dpc-run: error: " + message in r.stderr, r.stderr
+    assert not os.path.exists(out)

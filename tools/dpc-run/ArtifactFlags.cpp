@@ -139,10 +139,17 @@ int artifact::runArtifactFromFlags() {
     reportError("--lr must be in [0, 1e6)");
     return 1;
   }
-  if (warmupSteps < 0 || saveEvery < 0 || procsPerNode < 0 ||
-      !(timeoutSeconds > 0 && timeoutSeconds <= 86400)) {
-    reportError("--warmup-steps, --save-every and --nproc-per-node must "
-                "not be negative; --timeout must be in (0, 86400]");
+  for (auto [flag, value] :
+       {std::pair<StringRef, int>("warmup-steps", warmupSteps),
+        {"save-every", saveEvery},
+        {"nproc-per-node", procsPerNode}})
+    if (value < 0) {
+      reportError("--" + flag + "=" + Twine(value) +
+                  " is negative; it must be 0 or more");
+      return 1;
+    }
+  if (!(timeoutSeconds > 0 && timeoutSeconds <= 86400)) {
+    reportError("--timeout must be in (0, 86400] seconds");
     return 1;
   }
   if (saveEvery > 0 && saveDir.empty()) {

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
 
 namespace mlir::dpc {
 #define GEN_PASS_DEF_APPENDLOSS
@@ -56,20 +57,24 @@ LogicalResult AppendLossPass::append(func::FuncOp forward) {
                << label << " names argument " << i
                << " of the model already; the label needs a name of its own";
   std::optional<unsigned> index;
+  SmallVector<StringRef> names;
   for (unsigned i = 0; i < forward.getNumResults(); ++i) {
     auto name =
         forward.getResultAttrOfType<StringAttr>(i, DpcDialect::kOutputAttrName);
     if (!name)
       continue;
+    names.push_back(name.getValue());
     if (output.empty() ? forward.getNumResults() == 1
                        : name.getValue() == output)
       index = i;
   }
+  if (!index && output.empty())
+    return forward.emitError("the model has several outputs; name the one "
+                             "the loss reads with --loss-output");
   if (!index)
-    return forward.emitError(output.empty()
-                                 ? "the model has several outputs; name the "
-                                   "one the loss reads with --loss-output"
-                                 : "no output named '" + output + "'");
+    return forward.emitError("--loss-output=")
+           << output << " names no output of the model (its outputs: "
+           << llvm::join(names, ", ") << ")";
   Block &body = forward.getBody().front();
   auto returnOp = cast<func::ReturnOp>(body.getTerminator());
   Value prediction = returnOp.getOperand(*index);

@@ -4,12 +4,15 @@
 // RUN: not dpc-opt %s -split-input-file -dpc-append-loss="label=x" 2>&1 | FileCheck %s --check-prefix=TAKEN
 // RUN: not dpc-opt %s -split-input-file -dpc-append-loss="label=w" 2>&1 | FileCheck %s --check-prefix=TAKEN-PARAM
 // RUN: not dpc-opt %s -split-input-file -dpc-append-loss="label=" 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not dpc-opt %s -split-input-file -dpc-append-loss="output=probs" 2>&1 | FileCheck %s --check-prefix=NO-OUTPUT
 
 // The label is a new input: a name the model already uses, or none, would
 // make feeding it ambiguous.
 // TAKEN: error: --label=x names argument 0 of the model already; the label needs a name of its own
 // TAKEN-PARAM: error: --label=w names argument 1 of the model already; the label needs a name of its own
 // EMPTY: error: --label must name the label input the loss reads
+// NO-OUTPUT: error: --loss-output=probs names no output of the model (its outputs: logits)
+// NO-OUTPUT: error: --loss-output=probs names no output of the model (its outputs: a, b)
 
 // Cross-entropy reads the logits (classes on dimension 1) against a new
 // i64 label input; mean over the labels that are not ignore_index.
