@@ -528,16 +528,24 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
                         {"groups", std::move(groupEntries)},
                         {"arguments", std::move(arguments)},
                         {"programs", std::move(programEntries)}};
-  // The learning rate the step was built with (--lr), which dpc-run uses
-  // unless told otherwise.
+  // What the step was built with, on the step or (a pipeline's) its first
+  // stage's program.
   Operation *step = module.lookupSymbol(options.function);
-  for (Operation *holder : {step, programs.front().getOperation()})
-    if (auto lr = holder ? holder->getAttrOfType<FloatAttr>(
-                               DpcDialect::kDefaultLrAttrName)
-                         : FloatAttr()) {
-      manifest["default_lr"] = lr.getValueAsDouble();
-      break;
-    }
+  auto getStepAttr = [&](StringRef name) -> Attribute {
+    for (Operation *holder : {step, programs.front().getOperation()})
+      if (Attribute attr = holder ? holder->getAttr(name) : Attribute())
+        return attr;
+    return {};
+  };
+  // The learning rate (--lr), which dpc-run uses unless told otherwise.
+  if (auto lr = dyn_cast_or_null<FloatAttr>(
+          getStepAttr(DpcDialect::kDefaultLrAttrName)))
+    manifest["default_lr"] = lr.getValueAsDouble();
+  // Above one micro-batch, each batch input has a leading micro-batch
+  // dimension; its data are that many batches, consecutive.
+  if (auto count = dyn_cast_or_null<IntegerAttr>(
+          getStepAttr(DpcDialect::kMicroBatchesAttrName)))
+    manifest["micro_batches"] = count.getInt();
   if (mesh) {
     json::Array axes;
     for (Attribute axis : mesh.getAxisNames())
@@ -552,15 +560,6 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       planJson[entry.getName().getValue()] = attributeToJson(entry.getValue());
     manifest["plan"] = std::move(planJson);
   }
-  // A step of several micro-batches takes each batch input with a leading
-  // micro-batch dimension; its data are that many batches, consecutive.
-  for (Operation *holder : {step, programs.front().getOperation()})
-    if (auto count = holder ? holder->getAttrOfType<IntegerAttr>(
-                                  DpcDialect::kMicroBatchesAttrName)
-                            : IntegerAttr()) {
-      manifest["micro_batches"] = count.getInt();
-      break;
-    }
   if (!options.initialValues.empty())
     manifest["initial"] = "initial.npz";
   // An emulated CUDA program runs on the host, as a CPU program does.
