@@ -688,6 +688,14 @@ def train_with_edited_manifest(steps, exported, tmp_path, edit, *extra):
      "a program's \"ops\" is not a list"),
     (lambda m: m["programs"][0]["ops"][0].pop("flops"),
      "an entry of a program's \"ops\" lacks op, at, flops or bytes"),
+    # The step's micro-batches (2 here): the inputs must hold them.
+    (lambda m: m.update(micro_batches=0), "micro_batches is not a whole number of at least 1"),
+    (lambda m: m.update(micro_batches=2.5), "micro_batches is not a whole number of at least 1"),
+    (lambda m: m.update(micro_batches="2"), "micro_batches is not a whole number of at least 1"),
+    (lambda m: m.update(micro_batches=10**30),
+     "micro_batches is not a whole number of at least 1"),
+    (lambda m: m.update(micro_batches=3),
+     "input 'x' does not hold the step's 3 micro-batches along its first dimension"),
 ])
 def test_a_bad_manifest_is_refused(steps, exported, tmp_path, edit, message):
     """A manifest edited by hand or cut short is refused before any rank

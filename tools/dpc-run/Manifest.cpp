@@ -264,9 +264,14 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     manifest.programs.push_back(std::move(program));
   }
   manifest.defaultLr = root->getNumber("default_lr").value_or(0.01);
-  manifest.microBatches = root->getInteger("micro_batches").value_or(1);
-  if (manifest.microBatches < 1)
-    return parseError(file, "micro_batches is below 1");
+  // Absent in artifacts built before it was written: one micro-batch.
+  if (const json::Value *field = root->get("micro_batches")) {
+    std::optional<int64_t> count = field->getAsInteger();
+    if (!count || *count < 1)
+      return parseError(file, "micro_batches is not a whole number of at "
+                              "least 1");
+    manifest.microBatches = *count;
+  }
   for (const TensorSpec &spec : manifest.arguments)
     if (spec.role == "input" && manifest.microBatches > 1 &&
         (spec.shape.size() < 2 || spec.shape[0] != manifest.microBatches))
