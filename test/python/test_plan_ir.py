@@ -94,7 +94,8 @@ def test_outlined_stages_compute_the_same(exported, steps, tmp_path, name):
     """A step planned on two stages, its layout changes explicit and each
     stage's forward and backward outlined with transfers between them,
     computes under the interpreter exactly what the step before planning
-    computes: loss, updated parameters and optimizer state."""
+    computes: loss, updated parameters and optimizer state. (The small
+    transformer's plan splits its batch over tp and changes no layout.)"""
     from dpc.interpreter import interpret
     outdir, _ = exported[name]
     outlined = str(tmp_path / "outlined.mlir")
@@ -106,7 +107,8 @@ def test_outlined_stages_compute_the_same(exported, steps, tmp_path, name):
     for stage in (0, 1):
         for phase in ("forward", "backward"):
             assert "func.func private @forward_backward.stage%d.%s(" % (stage, phase) in text
-    assert "dpc.transfer" in text and "dpc.reshard" in text
+    assert "dpc.transfer" in text
+    assert ("dpc.reshard" in text) == (name != "transformer")
     inputs = _step_inputs(steps[name], outdir, name)
     before = interpret(steps[name], inputs, function="train_step")
     after = interpret(outlined, inputs, function="train_step")

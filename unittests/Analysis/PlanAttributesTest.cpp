@@ -65,8 +65,31 @@ TEST_F(PlanAttributes, AxesThePlannerCannotPlace) {
   EXPECT_NE(error.find("'x' is not one of them"), std::string::npos) << error;
   EXPECT_TRUE(failed(getTensorSharding(onMesh("other", {"dp"}), error)));
   EXPECT_NE(error.find("not @other"), std::string::npos) << error;
-  EXPECT_TRUE(failed(getTensorSharding(onMesh("plan", {"tp", "dp"}), error)));
-  EXPECT_NE(error.find("data-parallel major"), std::string::npos) << error;
+}
+
+// A dimension split by both axes reads back in its order: data-parallel
+// major, or minor (ZeRO's shard of a tensor-parallel weight); the order
+// matters only where one dimension has both.
+TEST_F(PlanAttributes, BothAxesOnOneDimensionKeepTheirOrder) {
+  std::string error;
+  for (auto [axes, minor] :
+       {std::pair(SmallVector<StringRef>{"dp", "tp"}, false),
+        std::pair(SmallVector<StringRef>{"tp", "dp"}, true)}) {
+    ShardingAttr attr = ShardingAttr::get(&context, "plan", {axes, {}}, {});
+    FailureOr<TensorSharding> sharding = getTensorSharding(attr, error);
+    ASSERT_TRUE(succeeded(sharding)) << error;
+    EXPECT_EQ(sharding->isDataMinor(), minor);
+    EXPECT_EQ(getShardingAttr(&context, *sharding), attr);
+  }
+  TensorSharding major{{kDataAxis | kTensorAxis, 0}, 0};
+  TensorSharding minor = major;
+  minor.dataMinor = true;
+  EXPECT_NE(major, minor);
+  EXPECT_EQ(minor.str(), "[(tp, dp), *]");
+  TensorSharding apart{{kTensorAxis, kDataAxis}, 0};
+  TensorSharding apartMinor = apart;
+  apartMinor.dataMinor = true;
+  EXPECT_EQ(apart, apartMinor);
 }
 
 } // namespace

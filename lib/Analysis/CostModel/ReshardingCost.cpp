@@ -37,9 +37,9 @@ int64_t TensorSharding::getShards(const StageMesh &mesh) const {
   return shards;
 }
 
-static std::string getAxisNames(unsigned axes) {
+static std::string getAxisNames(unsigned axes, bool dataMinor) {
   if (axes == (kDataAxis | kTensorAxis))
-    return "(dp, tp)";
+    return dataMinor ? "(tp, dp)" : "(dp, tp)";
   if (axes == kDataAxis)
     return "dp";
   if (axes == kTensorAxis)
@@ -50,7 +50,7 @@ static std::string getAxisNames(unsigned axes) {
 std::string TensorSharding::str() const {
   std::string text = "[";
   for (auto [i, axes] : llvm::enumerate(dims))
-    text += (i ? ", " : "") + getAxisNames(axes);
+    text += (i ? ", " : "") + getAxisNames(axes, dataMinor);
   text += "]";
   if (!partial)
     return text;
@@ -59,7 +59,7 @@ std::string TensorSharding::str() const {
   for (StageAxis axis : {kDataAxis, kTensorAxis}) {
     if (!(partial & axis))
       continue;
-    text += (first ? "" : ", ") + getAxisNames(axis) + " : " +
+    text += (first ? "" : ", ") + getAxisNames(axis, false) + " : " +
             stringifyReductionKind(getPartialKind(axis)).str();
     first = false;
   }

@@ -4,6 +4,8 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <array>
+
 using namespace mlir;
 using namespace mlir::dpc;
 
@@ -42,8 +44,10 @@ ShardingAttr mlir::dpc::getShardingAttr(MLIRContext *context,
   SmallVector<SmallVector<StringRef>> dims;
   for (unsigned axes : sharding.dims) {
     SmallVector<StringRef> &names = dims.emplace_back();
-    // Both axes on one dimension: data-parallel major.
-    for (StageAxis axis : {kDataAxis, kTensorAxis})
+    // Both axes on one dimension: data-parallel major unless it is minor.
+    for (StageAxis axis : sharding.dataMinor
+                              ? std::array{kTensorAxis, kDataAxis}
+                              : std::array{kDataAxis, kTensorAxis})
       if (axes & axis)
         names.push_back(getAxisName(axis));
   }
@@ -88,11 +92,8 @@ FailureOr<TensorSharding> mlir::dpc::getTensorSharding(ShardingAttr sharding,
         return failure();
       result.dims[dim] |= *axis;
     }
-    if (names.size() == 2 && names.front() != kDataAxisName) {
-      error = "the planner splits a dimension over (dp, tp), data-parallel "
-              "major, not (tp, dp)";
-      return failure();
-    }
+    if (names.size() == 2 && names.front() != kDataAxisName)
+      result.dataMinor = true;
   }
   for (auto [name, kind] :
        llvm::zip_equal(sharding.getPartialAxes(), sharding.getPartialKinds())) {

@@ -206,10 +206,11 @@ TensorSharding Completion::splitOverData(TensorSharding sharding,
   if (d == 1 || sharding.getSplitDim(kDataAxis) >= 0)
     return sharding;
   ArrayRef<int64_t> shape = cast<ShapedType>(type).getShape();
-  // A dimension the tensor axis does not split first: the gradient, split
-  // over tp and pending over dp, is then reduce-scattered over dp within
-  // each tp block. (Both axes on one dimension put dp major, across the tp
-  // blocks: the sum would be all-reduced, gathered and sliced.)
+  // A dimension the tensor axis does not split first, else the one it
+  // does, the data axis minor: either way the gradient, split over tp and
+  // pending over dp, is reduce-scattered over dp within each tp block (as
+  // Megatron-LM's distributed optimizer shards each tensor-parallel rank's
+  // own parameters).
   for (bool alsoSplit : {false, true})
     for (auto [dim, axes] : llvm::enumerate(sharding.dims)) {
       if (!alsoSplit && axes)
@@ -217,6 +218,7 @@ TensorSharding Completion::splitOverData(TensorSharding sharding,
       int64_t local =
           shape[dim] / (axes & kTensorAxis ? plan.tensorParallel : 1);
       if (local % d == 0) {
+        sharding.dataMinor = axes != 0;
         axes |= kDataAxis;
         return sharding;
       }
@@ -390,11 +392,19 @@ void Completion::choose(Operation *op) {
                  const TensorSharding *have = lookup(operand);
                  return have && have->getSplitDim(axis) >= 0;
                });
+      // (A result that leaves the function split over the axis, a weight
+      // gradient in its weight's layout, is made split: made whole, it
+      // would be reduced whole and sliced.)
       return phase.getValue() == Phase::backward &&
-             llvm::none_of(op->getOperands(), [&](Value operand) {
-               const TensorSharding *have = lookup(operand);
-               return have &&
-                      (have->getSplitDim(axis) >= 0 || (have->partial & axis));
+             llvm::none_of(op->getOperands(),
+                           [&](Value operand) {
+                             const TensorSharding *have = lookup(operand);
+                             return have && (have->getSplitDim(axis) >= 0 ||
+                                             (have->partial & axis));
+                           }) &&
+             llvm::none_of(op->getResults(), [&](Value result) {
+               auto it = wanted.find(result);
+               return it != wanted.end() && it->second.getSplitDim(axis) >= 0;
              });
     };
     bool wholeOverData = isWholeOver(kDataAxis);
@@ -440,6 +450,15 @@ void Completion::choose(Operation *op) {
                 sharding.setPartial(axis, ReductionKind::sum);
           if (!splitsPendingAxis)
             consider(std::move(kept));
+        }
+        // A factor over both axes, either major: ZeRO's shards of a
+        // tensor-parallel weight split each tp block over dp.
+        if (tensorFactor >= 0 && tensorFactor == dataFactor) {
+          Choice dataMinor = candidate;
+          for (auto *shardings : {&dataMinor.operands, &dataMinor.results})
+            for (TensorSharding &sharding : *shardings)
+              sharding.dataMinor = true;
+          consider(std::move(dataMinor));
         }
         consider(std::move(candidate));
       }
@@ -649,16 +668,17 @@ void Completion::write(func::FuncOp func) {
 
 FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
   auto mesh = module.lookupSymbol<MeshOp>(kPlanMeshName);
-  auto fields = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+  auto fields =
+      module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
   if (!mesh || !fields)
-    return emitError(module.getLoc(), "the module has no plan (dpc.mesh @plan and "
-                            "dpc.plan): run -dpc-plan first");
+    return emitError(module.getLoc(),
+                     "the module has no plan (dpc.mesh @plan and "
+                     "dpc.plan): run -dpc-plan first");
   PlanLayout layout;
-  for (auto [field, name] : {std::pair(&layout.pipelineParallel,
-                                       kStageAxisName),
-                             std::pair(&layout.dataParallel, kDataAxisName),
-                             std::pair(&layout.tensorParallel,
-                                       kTensorAxisName)}) {
+  for (auto [field, name] :
+       {std::pair(&layout.pipelineParallel, kStageAxisName),
+        std::pair(&layout.dataParallel, kDataAxisName),
+        std::pair(&layout.tensorParallel, kTensorAxisName)}) {
     std::optional<int64_t> size = mesh.getAxisSize(name);
     if (!size)
       return mesh.emitOpError("has no axis '") << name << "' of a plan";
@@ -672,7 +692,8 @@ FailureOr<PlanLayout> PlanLayout::read(ModuleOp module) {
   auto zero = fields.getAs<IntegerAttr>("zero_stage");
   auto cluster = fields.getAs<StringAttr>("cluster");
   if (!zero || !cluster)
-    return emitError(module.getLoc(), "dpc.plan lacks its zero_stage or cluster");
+    return emitError(module.getLoc(),
+                     "dpc.plan lacks its zero_stage or cluster");
   layout.zeroStage = zero.getInt();
   layout.cluster = cluster.getValue().str();
   if (auto mesh = fields.getAs<StringAttr>("mesh"))

@@ -1,8 +1,8 @@
 //===- ShardingConstraints.cpp - Shardings fixed in the IR ----------------===//
 
 #include "dpc/Transforms/Planning/ShardingConstraints.h"
-#include "dpc/Transforms/Planning/PlanAttributes.h"
 #include "dpc/Dialect/Dpc/IR/DpcDialect.h"
+#include "dpc/Transforms/Planning/PlanAttributes.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -13,13 +13,24 @@ ShardingConstraints::read(const TrainingGraph &graph) {
   // what is left is whether the planner can place it.
   ShardingConstraints constraints;
   std::string error;
+  // The planner's strategies split a dimension by both axes data-parallel
+  // major; the other order is what the completion gives ZeRO's shards.
+  auto readPlaceable = [&](ShardingAttr sharding) -> FailureOr<TensorSharding> {
+    FailureOr<TensorSharding> planned = getTensorSharding(sharding, error);
+    if (succeeded(planned) && planned->isDataMinor()) {
+      error = "the planner splits a dimension over (dp, tp), data-parallel "
+              "major, not (tp, dp)";
+      return failure();
+    }
+    return planned;
+  };
   func::FuncOp func = graph.getFunction();
   for (BlockArgument arg : func.getArguments()) {
     auto sharding = func.getArgAttrOfType<ShardingAttr>(
         arg.getArgNumber(), DpcDialect::kShardingAttrName);
     if (!sharding)
       continue;
-    FailureOr<TensorSharding> planned = getTensorSharding(sharding, error);
+    FailureOr<TensorSharding> planned = readPlaceable(sharding);
     if (failed(planned))
       return emitError(func.getLoc(), "argument ")
              << arg.getArgNumber() << " of @" << func.getSymName() << ": "
@@ -32,7 +43,7 @@ ShardingConstraints::read(const TrainingGraph &graph) {
       continue;
     SmallVector<TensorSharding, 1> planned;
     for (auto [i, sharding] : llvm::enumerate(shardings)) {
-      FailureOr<TensorSharding> result = getTensorSharding(sharding, error);
+      FailureOr<TensorSharding> result = readPlaceable(sharding);
       if (failed(result))
         return emitError(op->getLoc(), "'")
                << op->getName() << "': result " << i << ": " << error;

@@ -13,6 +13,15 @@
 using namespace mlir;
 using namespace mlir::dpc;
 
+/// Whether changing `from` into `to` gathers a split dimension.
+static bool isGather(const TensorSharding &from, const TensorSharding &to) {
+  for (StageAxis axis : {kDataAxis, kTensorAxis})
+    if (!(from.partial & axis) && from.getSplitDim(axis) >= 0 &&
+        to.getSplitDim(axis) < 0)
+      return true;
+  return false;
+}
+
 static bool isConstant(Value value) {
   return value.getDefiningOp() && matchPattern(value, m_Constant());
 }
@@ -71,9 +80,12 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
     addOpNode(op, weight);
 
   // Edges, merged over repeats: (from, result, to, operand) -> count.
-  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>,
-           std::pair<double, Value>>
-      edges;
+  struct Edge {
+    double count = 0.0;
+    Value value;
+    bool changedAgain = false;
+  };
+  std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, Edge> edges;
   for (Operation *op : graph.getForwardOps()) {
     if (matchPattern(op, m_Constant()))
       continue;
@@ -91,20 +103,35 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
         std::optional<unsigned> node = getNode(operand);
         from = node ? *node : addFixedNode(operand);
       }
-      auto &entry = edges[{from, result, to, unsigned(i)}];
-      entry.first += 1;
-      entry.second = operand;
+      Edge &edge = edges[{from, result, to, unsigned(i)}];
+      edge.count += 1;
+      edge.value = operand;
+      edge.changedAgain = isChangedAgainInBackward(op, i);
     }
   }
-  for (auto &[key, entry] : edges) {
+  // An edge costs its layout change and its gradient's (per consumer: the
+  // problem's edges are pairs, where the program sums the gradients of
+  // all consumers before it changes their layout).
+  for (auto &[key, edge] : edges) {
     auto [from, result, to, operand] = key;
+    Value value = edge.value;
     SmallVector<double> cost;
     for (const Strategy &a : strategies[from])
-      for (const Strategy &b : strategies[to])
-        cost.push_back(getEdgeTime(entry.second, a.results[result],
-                                   b.operands[operand],
-                                   /*tensorAxisOnly=*/true));
-    problem.addEdge(from, to, std::move(cost), entry.first);
+      for (const Strategy &b : strategies[to]) {
+        bool again = edge.changedAgain &&
+                     isGather(a.results[result], b.operands[operand]);
+        double time =
+            (again ? 2.0 : 1.0) * getReshardingTime(value, a.results[result],
+                                                    b.operands[operand],
+                                                    /*tensorAxisOnly=*/true);
+        if (auto gradient = getGradientResharding(
+                value, a.results[result],
+                graph.isParameter(value) || a.oncePerStep, b, operand))
+          time += getReshardingTime(value, gradient->first, gradient->second,
+                                    /*tensorAxisOnly=*/true);
+        cost.push_back(time);
+      }
+    problem.addEdge(from, to, std::move(cost), edge.count);
   }
 }
 
@@ -113,29 +140,64 @@ double ShardingSpace::getValueBytes(Value value) const {
   return graph.getBatchDim(value) >= 0 ? bytes * batchScale : bytes;
 }
 
-double ShardingSpace::getEdgeTime(Value value, const TensorSharding &from,
-                                  const TensorSharding &to,
-                                  bool tensorAxisOnly) const {
+double ShardingSpace::getReshardingTime(Value value, const TensorSharding &from,
+                                        const TensorSharding &to,
+                                        bool tensorAxisOnly) const {
   double bytes = getValueBytes(value);
-  // The backward pass runs the dual collective on the gradient: as long.
-  double time = exposedTensorComm *
-                getReshardingTime(bytes, from, to, mesh, kTensorAxis);
+  double time = exposedTensorComm * mlir::dpc::getReshardingTime(
+                                        bytes, from, to, mesh, kTensorAxis);
   if (!tensorAxisOnly)
-    time += getReshardingTime(bytes, from, to, mesh, kDataAxis);
-  return 2 * time;
+    time += mlir::dpc::getReshardingTime(bytes, from, to, mesh, kDataAxis);
+  return time;
 }
 
 CommunicationVolume
-ShardingSpace::getEdgeSentBytes(Value value, const TensorSharding &from,
-                                const TensorSharding &to) const {
+ShardingSpace::getReshardingSentBytes(Value value, const TensorSharding &from,
+                                      const TensorSharding &to) const {
   double bytes = getValueBytes(value);
-  // The backward pass runs the dual collective on the gradient: as many
-  // bytes.
   CommunicationVolume sent;
   sent.tensorAxis =
-      2 * getReshardingSentBytes(bytes, from, to, mesh, kTensorAxis);
-  sent.dataAxis = 2 * getReshardingSentBytes(bytes, from, to, mesh, kDataAxis);
+      mlir::dpc::getReshardingSentBytes(bytes, from, to, mesh, kTensorAxis);
+  sent.dataAxis =
+      mlir::dpc::getReshardingSentBytes(bytes, from, to, mesh, kDataAxis);
   return sent;
+}
+
+bool ShardingSpace::isChangedAgainInBackward(Operation *consumer,
+                                             unsigned operand) const {
+  auto shardable = dyn_cast<ShardableOpInterface>(consumer);
+  if (!shardable || !graph.isStoredForBackward(consumer->getOperand(operand)))
+    return false;
+  ShardingRule rule = shardable.getShardingRule();
+  bool contracts = false;
+  for (int64_t f = 0; f < rule.getNumFactors(); ++f)
+    contracts |= rule.getFactorKind(f) == FactorKind::Reduction;
+  bool othersLearn = false;
+  for (auto [i, other] : llvm::enumerate(consumer->getOperands()))
+    othersLearn |= i != operand && graph.hasGradient(other);
+  return contracts && othersLearn;
+}
+
+std::optional<std::pair<TensorSharding, TensorSharding>>
+ShardingSpace::getGradientResharding(Value value, const TensorSharding &from,
+                                     bool weight, const Strategy &consumer,
+                                     unsigned operand) const {
+  if (!graph.hasGradient(value))
+    return std::nullopt;
+  // The consumer's backward makes the gradient in the operand's layout,
+  // summed over the factors it splits that the operand lacks: a partial
+  // sum over the tensor axis. (A weight's is reduced once per step, and
+  // one over the data axis is the gradient reduction: both priced apart.)
+  TensorSharding made = consumer.operands[operand];
+  if (!weight && consumer.tensorFactor >= 0 &&
+      made.getSplitDim(kTensorAxis) < 0)
+    made.setPartial(kTensorAxis, ReductionKind::sum);
+  // The producer's backward takes it as it made the value, whole where
+  // that was a partial result (each part's gradient is the whole's).
+  TensorSharding taken = from;
+  taken.clearPartial(kTensorAxis);
+  taken.clearPartial(kDataAxis);
+  return std::pair(std::move(made), std::move(taken));
 }
 
 static bool isFloatTensor(Value value) {
@@ -422,6 +484,7 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
   ArrayRef<LayerSegmentation::Segment> segments = segmentation.getSegments();
   SmallVector<SegmentCost> costs(segments.size());
   llvm::DenseSet<Value> seenParams, partialWeights;
+  llvm::DenseMap<Value, SmallVector<TensorSharding, 1>> gradientsMade;
   auto addOp = [&](Operation *op, SegmentCost &cost) {
     unsigned node = *getNode(segmentation.getRepresentative(op));
     const Strategy &s = strategies[node][choice[node]];
@@ -438,12 +501,33 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
           getProducedSharding(operand, choice, from);
       if (!produced)
         continue;
-      cost.communicationTime +=
-          getEdgeTime(operand, *produced, s.operands[i], false);
-      cost.sent += getEdgeSentBytes(operand, *produced, s.operands[i]);
       bool weight = graph.isParameter(operand) ||
                     (operand.getDefiningOp() &&
                      strategies[*from][choice[*from]].oncePerStep);
+      // The forward's layout change, and again in the backward pass where
+      // the consumer reads the stored operand once more.
+      bool again =
+          isChangedAgainInBackward(op, i) && isGather(*produced, s.operands[i]);
+      double time = getReshardingTime(operand, *produced, s.operands[i], false);
+      CommunicationVolume sent =
+          getReshardingSentBytes(operand, *produced, s.operands[i]);
+      cost.communicationTime += again ? 2 * time : time;
+      cost.sent += sent;
+      if (again)
+        cost.sent += sent;
+      // The gradients of a value's consumers are summed where they are
+      // made alike, and changed to the producer's layout once.
+      if (auto gradient =
+              getGradientResharding(operand, *produced, weight, s, i)) {
+        SmallVector<TensorSharding, 1> &made = gradientsMade[operand];
+        if (!llvm::is_contained(made, gradient->first)) {
+          made.push_back(gradient->first);
+          cost.communicationTime += getReshardingTime(operand, gradient->first,
+                                                      gradient->second, false);
+          cost.sent += getReshardingSentBytes(operand, gradient->first,
+                                              gradient->second);
+        }
+      }
       // A weight read in another layout than its own gets a gradient in
       // that layout before it is reduced into its own; under ZeRO-2/3 every
       // weight's is made whole before it is reduce-scattered.

@@ -85,6 +85,22 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
         if (graph.forwardSet.contains(def))
           graph.stored.insert(operand);
 
+  // Gradients flow to the float values made of parameters.
+  auto isFloat = [](Value value) {
+    auto type = dyn_cast<ShapedType>(value.getType());
+    return type && isa<FloatType>(type.getElementType());
+  };
+  for (BlockArgument arg : func.getArguments())
+    if (graph.isParameter(arg) && isFloat(arg))
+      graph.differentiable.insert(arg);
+  for (Operation *op : graph.forwardOps)
+    if (llvm::any_of(op->getOperands(), [&](Value operand) {
+          return graph.differentiable.contains(operand);
+        }))
+      for (Value result : op->getResults())
+        if (isFloat(result))
+          graph.differentiable.insert(result);
+
   // Forward ops on parameters alone (a weight's transpose, its cast), with
   // the parameters each is made from; the parameters the backward pass
   // reads, themselves or through such ops.

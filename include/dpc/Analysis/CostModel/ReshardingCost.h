@@ -61,18 +61,27 @@ private:
 /// #dpc.sharding over the axes `dp` and `tp` (PlanAttributes.h converts).
 struct TensorSharding {
   /// Per dimension, the StageAxis bits that split it (both: data-parallel
-  /// major).
+  /// major unless `dataMinor`).
   SmallVector<unsigned, 4> dims;
   /// StageAxis bits over which the tensor is a partial result.
   unsigned partial = 0;
   /// How the partial results over each axis combine (data, tensor).
   ReductionKind partialKinds[2] = {ReductionKind::sum, ReductionKind::sum};
+  /// Where both axes split one dimension, the data axis splits each
+  /// tensor-parallel block (ZeRO's shard of a tensor-parallel weight, so
+  /// that its gradient is reduce-scattered within the block it lies in).
+  bool dataMinor = false;
 
   static TensorSharding replicated(unsigned rank) {
     return {SmallVector<unsigned, 4>(rank, 0), 0};
   }
   /// The dimension `axis` splits, or -1.
   int64_t getSplitDim(StageAxis axis) const;
+  /// Whether one dimension is split by both axes, the data axis minor.
+  bool isDataMinor() const {
+    int64_t dim = getSplitDim(kDataAxis);
+    return dataMinor && dim >= 0 && dim == getSplitDim(kTensorAxis);
+  }
   /// Devices one element is spread over: product of the splitting axes.
   int64_t getShards(const StageMesh &mesh) const;
   ReductionKind getPartialKind(StageAxis axis) const {
@@ -89,11 +98,12 @@ struct TensorSharding {
     partialKinds[axis == kDataAxis ? 0 : 1] = ReductionKind::sum;
   }
   /// As #dpc.sharding prints its body: `[dp, *, tp]`, `[(dp, tp), *]`,
-  /// `[*], partial = [tp : sum]`.
+  /// `[(tp, dp)]`, `[*], partial = [tp : sum]`.
   std::string str() const;
 
   bool operator==(const TensorSharding &other) const {
-    return dims == other.dims && partial == other.partial &&
+    return dims == other.dims && isDataMinor() == other.isDataMinor() &&
+           partial == other.partial &&
            partialKinds[0] == other.partialKinds[0] &&
            partialKinds[1] == other.partialKinds[1];
   }

@@ -135,15 +135,34 @@ private:
   const TensorSharding *getProducedSharding(Value value,
                                             ArrayRef<unsigned> choice,
                                             std::optional<unsigned> &node) const;
-  double getEdgeTime(Value value, const TensorSharding &from,
-                     const TensorSharding &to, bool tensorAxisOnly) const;
+  /// Seconds of the layout change of `value` from `from` to `to`, one
+  /// way; over the tensor axis alone, or both.
+  double getReshardingTime(Value value, const TensorSharding &from,
+                           const TensorSharding &to, bool tensorAxisOnly) const;
+  /// The layout change of `value`'s gradient in the backward pass of the
+  /// edge from a producer that made it as `from` (a weight: a parameter or
+  /// what is made of parameters once per step) into operand `operand` of
+  /// `consumer`: (the layout the consumer's backward makes the gradient
+  /// in, the one the producer's backward takes). None where no gradient
+  /// flows.
+  std::optional<std::pair<TensorSharding, TensorSharding>>
+  getGradientResharding(Value value, const TensorSharding &from, bool weight,
+                        const Strategy &consumer, unsigned operand) const;
   /// Prices in `s` the all-reduces `op`'s partition adds for the factors
   /// `s` splits; `scale` is the batch's (micro-batching).
   void addOwnCollectives(ShardableOpInterface op, Strategy &s,
                          double scale) const;
-  /// What one device sends for that edge, forward and backward.
-  CommunicationVolume getEdgeSentBytes(Value value, const TensorSharding &from,
-                                       const TensorSharding &to) const;
+  /// Whether the backward pass changes operand `operand` of `consumer`
+  /// into the consumer's layout again where the forward gathered it: a
+  /// contraction reads it to make another operand's gradient (a
+  /// weight's), and it is stored as its producer made it (as Megatron-LM's
+  /// sequence parallelism gathers its input again, rather than keep it
+  /// whole).
+  bool isChangedAgainInBackward(Operation *consumer, unsigned operand) const;
+  /// What one device sends to change `value`'s layout, one way.
+  CommunicationVolume getReshardingSentBytes(Value value,
+                                             const TensorSharding &from,
+                                             const TensorSharding &to) const;
 
   const TrainingGraph &graph;
   const LayerSegmentation &segmentation;

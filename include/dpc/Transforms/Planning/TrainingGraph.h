@@ -60,6 +60,9 @@ public:
     return fusedTraffic->getBytes(op);
   }
   bool isInput(Value value) const;
+  /// Whether the backward pass makes a gradient of forward value `value`:
+  /// a float tensor made of a parameter.
+  bool hasGradient(Value value) const { return differentiable.contains(value); }
   /// The batch @forward_backward runs on: dimension 0 of its inputs.
   int64_t getBatchSize() const { return batchSize; }
   /// Micro-batches @train_step accumulates (its dpc.micro_batches; 1 when
@@ -108,6 +111,7 @@ private:
   llvm::DenseSet<Value> stored;
   llvm::DenseSet<Operation *> parameterViews;
   llvm::DenseSet<Value> readByBackward;
+  llvm::DenseSet<Value> differentiable;
   std::shared_ptr<FusedTraffic> fusedTraffic;
   llvm::DenseMap<Value, int64_t> batchDims;
   llvm::DenseMap<Operation *, int64_t> batchFactors;
