@@ -429,6 +429,23 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                 builder.getI64IntegerAttr(stageOf[op]));
   }
   func::FuncOp func = graph.getFunction();
+  // A running statistic lies as the op that reads and updates it takes it
+  // (a batch norm split over the channels), so that its new value leaves
+  // in the layout the next step reads it in, with nothing gathered.
+  auto getReaderLayout =
+      [&](BlockArgument arg) -> std::optional<TensorSharding> {
+    for (OpOperand &use : arg.getUses()) {
+      Operation *rep = segmentation.getRepresentative(use.getOwner());
+      auto it = plan.operands.find(rep);
+      if (!graph.isForward(use.getOwner()) || it == plan.operands.end())
+        continue;
+      TensorSharding taken = it->second[use.getOperandNumber()];
+      taken.clearPartial(kDataAxis);
+      taken.clearPartial(kTensorAxis);
+      return taken;
+    }
+    return std::nullopt;
+  };
   for (BlockArgument arg : func.getArguments()) {
     auto it = plan.parameters.find(
         graph.isParameter(arg) ? segmentation.getRepresentative(Value(arg))
@@ -439,6 +456,9 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       sharding = it->second;
     else if (int64_t dim = graph.getBatchDim(arg); dim >= 0)
       sharding.dims[dim] = kDataAxis;
+    else if (func.getArgAttr(arg.getArgNumber(), DpcDialect::kStateAttrName))
+      if (std::optional<TensorSharding> read = getReaderLayout(arg))
+        sharding = *read;
     func.setArgAttr(arg.getArgNumber(), DpcDialect::kShardingAttrName,
                     getShardingAttr(ctx, sharding));
   }

@@ -807,7 +807,8 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     return;
   // What @train_step's arguments hold, by the names @forward_backward
   // gives them.
-  llvm::StringMap<TensorSharding> paramShardings, inputShardings;
+  llvm::StringMap<TensorSharding> paramShardings, inputShardings,
+      stateShardings;
   llvm::StringMap<int64_t> paramStages;
   for (BlockArgument arg : forwardBackward.getArguments()) {
     unsigned i = arg.getArgNumber();
@@ -820,6 +821,9 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     } else if (auto name = forwardBackward.getArgAttrOfType<StringAttr>(
                    i, DpcDialect::kInputAttrName)) {
       inputShardings[name] = sharding;
+    } else if (auto name = forwardBackward.getArgAttrOfType<StringAttr>(
+                   i, DpcDialect::kStateAttrName)) {
+      stateShardings[name] = sharding;
     }
   }
   Completion step(plan, cluster);
@@ -850,6 +854,9 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
         sharding = step.splitOverData(sharding, value.getType());
       return {sharding, stageOf(param)};
     }
+    if (auto name = attrs.getAs<StringAttr>(DpcDialect::kStateAttrName))
+      if (auto it = stateShardings.find(name); it != stateShardings.end())
+        return {it->second, std::nullopt};
     if (auto name = attrs.getAs<StringAttr>(DpcDialect::kInputAttrName))
       if (auto it = inputShardings.find(name); it != inputShardings.end()) {
         // A step of several micro-batches holds them along a leading
@@ -901,7 +908,8 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     Value value = trainStep.getBody().back().getTerminator()->getOperand(i);
     if (DictionaryAttr attrs = trainStep.getResultAttrDict(i);
         attrs && (attrs.get(DpcDialect::kParamAttrName) ||
-                  attrs.get(DpcDialect::kOptStateAttrName)))
+                  attrs.get(DpcDialect::kOptStateAttrName) ||
+                  attrs.get(DpcDialect::kStateAttrName)))
       trainStep.setResultAttr(
           i, DpcDialect::kShardingAttrName,
           getShardingAttr(module.getContext(), classify(attrs, value).first));
