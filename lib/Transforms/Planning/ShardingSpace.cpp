@@ -84,6 +84,9 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
     double count = 0.0;
     Value value;
     bool changedAgain = false;
+    /// Forward ops that read the value: their gradients are summed before
+    /// one layout change, of which each edge bears its share.
+    double readers = 1.0;
   };
   std::map<std::tuple<unsigned, unsigned, unsigned, unsigned>, Edge> edges;
   for (Operation *op : graph.getForwardOps()) {
@@ -107,11 +110,16 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
       edge.count += 1;
       edge.value = operand;
       edge.changedAgain = isChangedAgainInBackward(op, i);
+      edge.readers = std::max<double>(
+          1.0, llvm::count_if(operand.getUsers(), [&](Operation *user) {
+            return graph.isForward(user);
+          }));
     }
   }
-  // An edge costs its layout change and its gradient's (per consumer: the
-  // problem's edges are pairs, where the program sums the gradients of
-  // all consumers before it changes their layout).
+  // An edge costs its layout change and its share of its gradient's: the
+  // program sums the gradients of a value's readers before it changes
+  // their layout, once where they are made alike, which the problem's
+  // pairwise edges approximate by an equal share each.
   for (auto &[key, edge] : edges) {
     auto [from, result, to, operand] = key;
     Value value = edge.value;
@@ -128,7 +136,8 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
                 value, a.results[result],
                 graph.isParameter(value) || a.oncePerStep, b, operand))
           time += getReshardingTime(value, gradient->first, gradient->second,
-                                    /*tensorAxisOnly=*/true);
+                                    /*tensorAxisOnly=*/true) /
+                  edge.readers;
         cost.push_back(time);
       }
     problem.addEdge(from, to, std::move(cost), edge.count);
@@ -165,8 +174,14 @@ ShardingSpace::getReshardingSentBytes(Value value, const TensorSharding &from,
 
 bool ShardingSpace::isChangedAgainInBackward(Operation *consumer,
                                              unsigned operand) const {
+  // Stored as it was made, or a parameter: a parameter's layout change is
+  // made once per pass, as ZeRO-3's gathers are, so that no whole copy
+  // lives from the forward pass to the backward.
   auto shardable = dyn_cast<ShardableOpInterface>(consumer);
-  if (!shardable || !graph.isStoredForBackward(consumer->getOperand(operand)))
+  Value value = consumer->getOperand(operand);
+  if (!shardable ||
+      !(graph.isStoredForBackward(value) ||
+        (graph.isParameter(value) && graph.isReadByBackward(value))))
     return false;
   ShardingRule rule = shardable.getShardingRule();
   bool contracts = false;
