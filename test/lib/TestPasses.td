@@ -26,6 +26,28 @@ def TestOpCost : Pass<"test-dpc-op-cost"> {
   }];
 }
 
+def TestScheduleTime : Pass<"test-dpc-schedule-time", "::mlir::ModuleOp"> {
+  let summary = "Annotates each program of a partitioned module with the "
+                "time of its schedule";
+  let description = [{
+    Simulates each program (ScheduleTime.h) as one rank runs it, its ops in
+    order on a compute stream and its collectives in order on a
+    communication thread, started where the program starts them and waited
+    for at their `dpc.wait`, with the cost model's times on the plan's
+    cluster (or `cluster`), and writes the seconds onto it: the compute,
+    all communication, the part the compute stream waited for, the same
+    two for the tensor axis, and the whole.
+
+    ```mlir
+    func.func @train_step(...) attributes {dpc.schedule_time = {communication = 2.1e-05 : f64, compute = 1.2e-04 : f64, exposed = 8.0e-06 : f64, total = 1.3e-04 : f64, tp_communication = ..., tp_exposed = ...}, ...}
+    ```
+  }];
+  let options = [
+    Option<"cluster", "cluster", "std::string", /*default=*/"\"\"",
+           "Cluster preset or file (default: the plan's)">,
+  ];
+}
+
 def TestCommunicationVolume
     : Pass<"test-dpc-communication-volume", "::mlir::ModuleOp"> {
   let summary = "Annotates each program of a partitioned module with the "

@@ -101,3 +101,34 @@ def test_sent_bytes_are_what_the_plan_charged(steps, tmp_path, name, strategy):
         pytest.xfail(MISMATCHES[name, strategy] + ": " + "; ".join(mismatches))
     assert not mismatches
 
+
+
+# Found at Megatron-LM's sizes, where the bundled models are too small to
+# show it (the step's backward pass laid out op by op at scale): the
+# embedding table gathered whole over tp and its gradient all-reduced
+# whole (512 MiB each), and the MLP's hidden gradient all-reduced whole in
+# every layer, where the plan charges Megatron-LM's collectives.
+_AT_SCALE = ("two 1.7B GPT layers under tp=8 send 5.25 GB a step over tp where the plan "
+             "charges 0.86 GB: the vocabulary-parallel table gathered and its gradient "
+             "all-reduced whole, each layer's MLP hidden gradient all-reduced")
+
+
+def test_megatron_sized_layers_send_what_the_plan_charged(tmp_path):
+    """Two layers of the 1.7B GPT of Megatron-LM's table (hidden 2048,
+    sequence 4096, vocabulary 131072, bf16, shape-only weights) planned
+    and partitioned with tensor parallelism over 8: the program must send
+    what the plan charged, as the bundled models' do."""
+    import dataclasses
+    from dpc import gpt_onnx
+    config = dataclasses.replace(gpt_onnx.megatron_config("1.7b", batch=8), layers=2)
+    onnx_path, step = str(tmp_path / "gpt.onnx"), str(tmp_path / "gpt.mlir")
+    gpt_onnx.write(config, onnx_path)
+    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
+                    "--precision=bf16", "-o", step], check=True)
+    [(program, counted, charged)] = counted_and_charged(step, tmp_path, "8", 1, 8, 1, 0)
+    mismatches = ["%s %s: %d sent, %.0f charged" % (program, axis, counted[axis], charged[axis])
+                  for axis in ("dp", "tp", "pp")
+                  if abs(counted[axis] - charged[axis]) > SCALARS + RTOL * charged[axis]]
+    if not mismatches:
+        pytest.fail("now sends what was charged: drop the expected failure")
+    pytest.xfail(_AT_SCALE + ": " + "; ".join(mismatches))
