@@ -19,6 +19,7 @@
 #include "dpc/Analysis/CostModel/CommunicationCost.h"
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 #include "dpc/Transforms/Collectives/CommunicationVolume.h"
+#include "dpc/Transforms/Collectives/PlanCluster.h"
 #include "dpc/Transforms/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -159,22 +160,9 @@ struct TopologyAwareCollectivesPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    std::string spec = cluster, mesh;
-    auto plan =
-        module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
-    if (spec.empty()) {
-      auto named = plan ? plan.getAs<StringAttr>("cluster") : StringAttr();
-      spec = named ? named.str() : "h100-sxm";
-    }
-    // The nodes are those the planned mesh was laid out on.
-    if (auto planned = plan ? plan.getAs<StringAttr>("mesh") : StringAttr())
-      mesh = planned.str();
-    std::string error;
-    FailureOr<Cluster> resolved = resolveClusterForMesh(spec, mesh, error);
-    if (failed(resolved)) {
-      emitError(module.getLoc(), "--cluster=") << spec << ": " << error;
+    FailureOr<Cluster> resolved = resolvePlanCluster(module, cluster);
+    if (failed(resolved))
       return signalPassFailure();
-    }
     SmallVector<Operation *> collectives;
     module.walk([&](Operation *op) {
       if (isCommunicating(op))

@@ -1,8 +1,8 @@
 //===- TestScheduleTime.cpp - The time of each program's schedule ---------===//
 
 #include "TestPasses.h"
-#include "dpc/Dialect/Dpc/IR/DpcDialect.h"
 #include "dpc/Transforms/Collectives/CommunicationVolume.h"
+#include "dpc/Transforms/Collectives/PlanCluster.h"
 #include "dpc/Transforms/Collectives/ScheduleTime.h"
 
 #include "mlir/IR/Builders.h"
@@ -22,21 +22,9 @@ struct TestScheduleTimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto plan =
-        module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
-    std::string spec = cluster, mesh;
-    if (spec.empty()) {
-      auto named = plan ? plan.getAs<StringAttr>("cluster") : StringAttr();
-      spec = named ? named.str() : "h100-sxm";
-    }
-    if (auto planned = plan ? plan.getAs<StringAttr>("mesh") : StringAttr())
-      mesh = planned.str();
-    std::string error;
-    FailureOr<Cluster> resolved = resolveClusterForMesh(spec, mesh, error);
-    if (failed(resolved)) {
-      emitError(module.getLoc(), "--cluster=") << spec << ": " << error;
+    FailureOr<Cluster> resolved = resolvePlanCluster(module, cluster);
+    if (failed(resolved))
       return signalPassFailure();
-    }
     Builder builder(&getContext());
     for (func::FuncOp program : getPartitionedPrograms(module)) {
       ScheduleTime time = getScheduleTime(program, *resolved);
