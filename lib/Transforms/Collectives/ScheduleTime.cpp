@@ -93,8 +93,10 @@ struct Simulation {
         ready[op->getResult(0)] = {commFree, tensor};
         return;
       }
-      // A synchronous collective (or a send, which the compute stream
-      // hands over) holds the compute stream until it is done.
+      // A send returns at once (the receiver waits for it); a synchronous
+      // collective holds the compute stream until it is done.
+      if (isa<SendOp>(op))
+        return;
       double stall = commFree - now;
       time.exposed += stall;
       if (tensor)

@@ -34,8 +34,9 @@ struct ScheduleTime {
 };
 
 /// Simulates `program` on `cluster`: a function it calls runs in place,
-/// once per call. A `dpc.recv` is taken as ready when it runs (the other
-/// stage's timing is not simulated); its `dpc.send` is priced.
+/// once per call. A `dpc.send` takes the communication thread and returns
+/// at once; a `dpc.recv` is taken as ready when it runs (the other stage's
+/// timing is not simulated).
 ScheduleTime getScheduleTime(func::FuncOp program, const Cluster &cluster);
 
 } // namespace mlir::dpc
