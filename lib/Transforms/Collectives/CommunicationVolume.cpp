@@ -32,8 +32,7 @@ mlir::dpc::getCommunicatedBuffer(Operation *op) {
   return std::pair(kind, bytes);
 }
 
-/// The plan's axis a (possibly refined) mesh axis is part of.
-static StringRef getPlanAxis(StringRef axis) {
+StringRef mlir::dpc::getPlanAxis(StringRef axis) {
   for (StringRef suffix : {"_nodes", "_local"})
     if (axis.ends_with(suffix))
       return axis.drop_back(suffix.size());

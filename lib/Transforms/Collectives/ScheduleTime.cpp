@@ -27,7 +27,7 @@ CollectiveAlgorithm getAlgorithm(Operation *op) {
 /// Whether a group along `axes` is along the tensor axis alone.
 bool isTensorGroup(ArrayAttr axes) {
   return llvm::all_of(axes, [](Attribute axis) {
-    return cast<StringAttr>(axis).getValue().starts_with(kTensorAxisName);
+    return getPlanAxis(cast<StringAttr>(axis).getValue()) == kTensorAxisName;
   });
 }
 

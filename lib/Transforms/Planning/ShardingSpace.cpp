@@ -110,6 +110,8 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
       edge.count += 1;
       edge.value = operand;
       edge.changedAgain = isChangedAgainInBackward(op, i);
+      if (edge.changedAgain)
+        changedAgain.insert({op, unsigned(i)});
       edge.readers = std::max<double>(
           1.0, llvm::count_if(operand.getUsers(), [&](Operation *user) {
             return graph.isForward(user);
@@ -521,8 +523,8 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
                      strategies[*from][choice[*from]].oncePerStep);
       // The forward's layout change, and again in the backward pass where
       // the consumer reads the stored operand once more.
-      bool again =
-          isChangedAgainInBackward(op, i) && isGather(*produced, s.operands[i]);
+      bool again = changedAgain.contains({op, unsigned(i)}) &&
+                   isGather(*produced, s.operands[i]);
       double time = getReshardingTime(operand, *produced, s.operands[i], false);
       CommunicationVolume sent =
           getReshardingSentBytes(operand, *produced, s.operands[i]);

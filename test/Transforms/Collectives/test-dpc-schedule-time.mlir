@@ -1,4 +1,7 @@
 // RUN: dpc-opt %s -test-dpc-schedule-time="cluster=h100-sxm" | FileCheck %s
+// RUN: not dpc-opt %s -test-dpc-schedule-time="cluster=nowhere" 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: error: --cluster=nowhere:
 
 // A gradient's all-reduce started before a large contraction and waited
 // for after it is hidden: the compute stream never waits. Waited for at

@@ -23,6 +23,10 @@ namespace mlir::dpc {
 std::optional<std::pair<CollectiveKind, double>>
 getCommunicatedBuffer(Operation *op);
 
+/// The plan's axis a (possibly refined) mesh axis is part of: `dp` for
+/// `dp_nodes` and `dp_local`.
+StringRef getPlanAxis(StringRef axis);
+
 /// Bytes each rank running `program` (a step, or one pipeline stage's
 /// step) sends in one run of it, by the axis of the plan's mesh that
 /// carries them: a function it calls counts once per call. A group along

@@ -22,6 +22,8 @@
 #include "dpc/Transforms/Planning/ShardingConstraints.h"
 #include "dpc/Transforms/Planning/ShardingProblem.h"
 
+#include "llvm/ADT/DenseSet.h"
+
 namespace mlir::dpc {
 
 /// How a tensor indexed by `factors` (one per dimension, from `rule`) lies
@@ -180,6 +182,8 @@ private:
   std::vector<std::vector<Strategy>> strategies;
   llvm::DenseMap<Operation *, unsigned> opNodes;
   llvm::DenseMap<Value, unsigned> argNodes;
+  /// (forward op, operand) pairs isChangedAgainInBackward holds for.
+  llvm::DenseSet<std::pair<Operation *, unsigned>> changedAgain;
 };
 
 } // namespace mlir::dpc
