@@ -63,7 +63,7 @@
 // SCHEDULE-NO-MESH: dpc-opt: --pipeline-schedule fixes a choice of the plan and needs --mesh
 // CHUNKS: error: --pipeline-chunks=3 is not 2 or 4 (0: the planner chooses)
 // CHUNKS-ALONE: error: --pipeline-chunks=2 needs --pipeline-schedule=interleaved-1f1b
-// RECOMPUTE: error: --recompute=yes is not on or off
+// RECOMPUTE: error: --recompute=yes is not on, attention or off
 // LABEL: dpc-opt: --label names the input of an appended loss; with the model's own loss (--loss=from-model) there is none
 // EMIT: dpc-opt: --emit=elf is not a kind dpc-opt writes (mlir, shard-mlir, cpu, cpu-source, cuda or cuda-source)
 // REPORT: error: cannot write the plan report: cannot open output file '{{.*}}.missing/plan.json'

@@ -131,13 +131,18 @@ def test_recomputation_keeps_each_layer_input(tmp_path):
     """Under a plan with recomputation (--recompute=on, built by
     -dpc-recompute-layers) a GPT layer stores only its input, Korthikanti
     et al.'s 2sbh bytes per layer with full recomputation (the residual
-    stream in bf16); without it the same layer stores 24sbh + 4as^2b."""
+    stream in bf16); without it the same layer stores 24sbh + 4as^2b. With
+    selective recomputation (--recompute=attention) it stores no scores or
+    probabilities: 24sbh, Korthikanti's 34sbh under the assumptions below."""
     s, b, h, a = 64, 4, 128, 4
     shape = dict(hidden=h, heads=a, sequence=s, batch=b, vocab=256)
     kept = [_gpt_layer_bytes(tmp_path, n, "--recompute=on", **shape) for n in (2, 3)]
     assert kept[1] - kept[0] == 2 * s * b * h
     stored = [_gpt_layer_bytes(tmp_path, n, "--recompute=off", **shape) for n in (2, 3)]
     assert stored[1] - stored[0] == 24 * s * b * h + 4 * a * s * s * b
+    selective = [_gpt_layer_bytes(tmp_path, n, "--recompute=attention", **shape)
+                 for n in (2, 3)]
+    assert selective[1] - selective[0] == 24 * s * b * h
 
 
 @pytest.mark.parametrize("hidden, heads, sequence, batch", [(128, 4, 64, 4), (256, 8, 128, 2)])
@@ -172,19 +177,50 @@ def gpt_step(tmp_path_factory):
 
 
 @pytest.mark.parametrize("t", [1, 2, 8])
-def test_planned_gpt_layer_follows_korthikanti(gpt_step, tmp_path, t):
+@pytest.mark.parametrize("recompute", ["off", "attention"])
+def test_planned_gpt_layer_follows_korthikanti(gpt_step, tmp_path, t, recompute):
     """The planner's activations per GPT layer at tensor-parallel degree t:
     with Megatron-LM's degrees fixed it lays the layer out as Megatron-LM
     does with sequence parallelism, so a layer stores Korthikanti's
     sequence-parallel count, (34sbh + 5as^2b)/t, under the assumptions
-    above: (24sbh + 4as^2b)/t, for the plan's micro-batch b."""
+    above: (24sbh + 4as^2b)/t, for the plan's micro-batch b; with selective
+    recomputation 34sbh/t, here 24sbh/t."""
     report = str(tmp_path / "plan.json")
     subprocess.run([DPC_OPT, gpt_step, "--mesh=%d" % t, "--dp=1", "--tp=%d" % t, "--pp=1",
-                    "--cluster=h100-sxm", "--plan-only", "--plan-report=" + report],
-                   check=True, capture_output=True)
+                    "--cluster=h100-sxm", "--recompute=" + recompute, "--plan-only",
+                    "--plan-report=" + report], check=True, capture_output=True)
     import json
     plan = json.load(open(report))
+    assert plan["recompute_attention"] == (recompute == "attention")
     layers = [g for g in plan["layer_groups"] if g["repeats"] == 3]
     assert len(layers) == 1
     s, b, h, a = 256, plan["micro_batch_size"], 256, 8
-    assert layers[0]["repeat_activation_bytes"] == (24 * s * b * h + 4 * a * s * s * b) / t
+    scores = 4 * a * s * s * b if recompute == "off" else 0
+    assert layers[0]["repeat_activation_bytes"] == (24 * s * b * h + scores) / t
+
+
+def test_planner_recomputes_attention_where_it_fits(gpt_step, tmp_path):
+    """On one device with the step's batch, a memory limit that the GPT
+    step exceeds storing its attention scores but meets without them:
+    the planner recomputes attention (selective recomputation), not whole
+    layers, which cost more compute and are the only choice below that."""
+    import json
+
+    def plan(*flags):
+        report = str(tmp_path / "plan.json")
+        subprocess.run([DPC_OPT, gpt_step, "--mesh=1", "--cluster=h100-sxm", *flags,
+                        "--plan-report=" + report, "-o", str(tmp_path / "planned.mlir")],
+                       check=True, capture_output=True)
+        return json.load(open(report))
+
+    peaks = {r: plan("--recompute=" + r)["totals"]["peak_memory_bytes"]
+             for r in ("off", "attention", "on")}
+    assert peaks["on"] < peaks["attention"] < peaks["off"], peaks
+    times = {r: plan("--recompute=" + r)["totals"]["step_time_s"] for r in ("attention", "on")}
+    assert times["attention"] < times["on"], times
+    between = (peaks["attention"] + peaks["off"]) / 2
+    chosen = plan("--memory-limit=%dB" % between)
+    assert chosen["recompute_attention"] and not chosen["recompute"]
+    below = (peaks["on"] + peaks["attention"]) / 2
+    chosen = plan("--memory-limit=%dB" % below)
+    assert chosen["recompute"] and not chosen["recompute_attention"]

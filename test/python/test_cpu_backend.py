@@ -46,6 +46,8 @@ LAYOUTS = {
     "pp": ["--mesh=2", "--dp=1", "--tp=1", "--pp=2", "--pipeline-schedule=1f1b"],
     "dp-pp": ["--mesh=2x2", "--dp=2", "--tp=1", "--pp=2", "--pipeline-schedule=gpipe"],
     "dp-recompute": ["--mesh=2", "--dp=2", "--tp=1", "--pp=1", "--recompute=on"],
+    "tp-recompute-attention": ["--mesh=2", "--dp=1", "--tp=2", "--pp=1",
+                               "--recompute=attention"],
     "pp-interleaved": ["--mesh=2", "--dp=1", "--tp=1", "--pp=2",
                        "--pipeline-schedule=interleaved-1f1b", "--pipeline-chunks=2"],
 }
@@ -53,7 +55,8 @@ LAYOUTS = {
 MODEL_LAYOUTS = {
     "mlp": ["dp", "tp", "dp-tp-zero1", "dp-inner-tp", "pp", "dp-pp"],
     "transformer": ["dp-tp-zero1", "pp"],
-    "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp", "pp-interleaved", "dp-recompute"],
+    "gpt": ["dp", "tp", "dp-tp-zero1", "dp-pp", "pp-interleaved", "dp-recompute",
+            "tp-recompute-attention"],
     "resnet18": ["dp"],
 }
 # Steps compared, and the bound on parameters in norm, where not the above.

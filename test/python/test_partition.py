@@ -136,13 +136,17 @@ def test_a_split_mean_weights_ranks_by_their_kept_samples(steps, exported, tmp_p
     assert float(actual["loss"]) > 0
 
 
-@pytest.mark.parametrize("name, mesh, dp, tp", [("gpt", "2", 1, 2), ("transformer", "2", 2, 1),
-                                               ("gpt", "2x2", 2, 2)])
-def test_recomputation_equals_one_device(steps, exported, tmp_path, name, mesh, dp, tp):
+@pytest.mark.parametrize("name, mesh, dp, tp, recompute", [
+    ("gpt", "2", 1, 2, "on"), ("transformer", "2", 2, 1, "on"), ("gpt", "2x2", 2, 2, "on"),
+    ("gpt", "2", 1, 2, "attention"), ("transformer", "2x2", 2, 2, "attention")])
+def test_recomputation_equals_one_device(steps, exported, tmp_path, name, mesh, dp, tp,
+                                         recompute):
     """A plan with recomputation is built (-dpc-recompute-layers): the
     backward pass keeps each layer's input and runs the forward's other ops
-    again (more contractions in the backward pass than without), and after
-    3 AdamW steps everything equals the single-device step (fp64)."""
+    again (more contractions in the backward pass than without), or, with
+    selective recomputation, keeps each attention's queries and keys and
+    runs its scores' contraction and softmax again; after 3 AdamW steps
+    everything equals the single-device step (fp64)."""
     inputs, hyper, (expected, losses) = reference(steps, exported, name, "fp64")
     def partitioned(path, recompute):
         r = subprocess.run([DPC_OPT, steps[name], "--mesh=" + mesh, "--dp=%d" % dp,
@@ -150,11 +154,19 @@ def test_recomputation_equals_one_device(steps, exported, tmp_path, name, mesh, 
                             "-o", path], capture_output=True, text=True)
         assert r.returncode == 0, r.stderr
         text = open(path).read()
-        return len(re.findall(r"dpc\.matmul [^\n]*phase<backward>", text)), text
-    on, text = partitioned(str(tmp_path / "on.mlir"), "on")
+        counts = [len(re.findall(r"dpc\.%s [^\n]*phase<backward>" % op, text))
+                  for op in ("matmul", "softmax")]
+        return counts, text
+    on, text = partitioned(str(tmp_path / "on.mlir"), recompute)
     off, _ = partitioned(str(tmp_path / "off.mlir"), "off")
-    assert "dpc.checkpoint" in text and "recompute = true" in text
-    assert on > off, (on, off)
+    if recompute == "on":
+        assert "dpc.checkpoint" in text and "recompute = true" in text
+        assert on[0] > off[0], (on, off)
+    else:
+        assert "dpc.recompute" in text and "recompute_attention = true" in text
+        assert "dpc.checkpoint" not in text
+        # One more contraction (the scores) and one softmax per attention.
+        assert on[1] > off[1] and on[0] - off[0] == on[1] - off[1], (on, off)
     actual, actual_losses = train(str(tmp_path / "on.mlir"), inputs, hyper, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)

@@ -174,9 +174,11 @@ static llvm::cl::opt<std::string> pipelineSchedule(
 static llvm::cl::opt<std::string> recomputeFlag(
     "recompute", llvm::cl::cat(planCategory),
     llvm::cl::desc("Fix the plan's recomputation: on (the backward pass "
-                   "keeps each layer's input and recomputes the rest) or off "
-                   "(default: the planner chooses)"),
-    llvm::cl::value_desc("on|off"));
+                   "keeps each layer's input and recomputes the rest), "
+                   "attention (it recomputes each attention's scores and "
+                   "probabilities, selective recomputation) or off (default: "
+                   "the planner chooses)"),
+    llvm::cl::value_desc("on|attention|off"));
 
 static llvm::cl::opt<std::string> innerAxisFlag(
     "inner-axis", llvm::cl::cat(planCategory),

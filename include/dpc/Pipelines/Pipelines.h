@@ -83,8 +83,8 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
       llvm::cl::desc("Fix the ZeRO stage 0-3 (-1: the planner chooses)")};
   Option<std::string> recompute{
       *this, "recompute",
-      llvm::cl::desc("Fix recomputation: on or off (empty: the planner "
-                     "chooses)")};
+      llvm::cl::desc("Fix recomputation: on, attention or off (empty: the "
+                     "planner chooses)")};
   Option<std::string> innerAxis{
       *this, "inner-axis",
       llvm::cl::desc("Fix the innermost axis: tp or dp (empty: the planner "

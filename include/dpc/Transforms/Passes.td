@@ -222,7 +222,8 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
            "planner chooses)">,
     Option<"recompute", "recompute", "std::string", /*default=*/"\"\"",
            "Fix recomputation: on (keep each layer's input, recompute the "
-           "rest) or off (empty: the planner chooses)">,
+           "rest), attention (recompute each attention's scores and "
+           "probabilities) or off (empty: the planner chooses)">,
     Option<"innerAxis", "inner-axis", "std::string", /*default=*/"\"\"",
            "Fix which axis is innermost, its ranks neighbouring device ids: "
            "tp or dp (empty: the planner chooses)">,
@@ -278,7 +279,8 @@ def CompleteShardings : Pass<"dpc-complete-shardings", "ModuleOp"> {
 
 def RecomputeLayers : Pass<"dpc-recompute-layers", "ModuleOp"> {
   let summary = "Builds a plan's recomputation: the backward pass keeps "
-                "each layer's input and recomputes the rest";
+                "each layer's input (or each attention's inputs) and "
+                "recomputes the rest";
   let description = [{
     A plan with recomputation (`dpc.plan`'s `recompute`) marks the forward
     ops whose results the backward pass keeps (`dpc.checkpoint`: each
@@ -292,6 +294,13 @@ def RecomputeLayers : Pass<"dpc-recompute-layers", "ModuleOp"> {
     alone (a weight's cast) and ops with side effects stay stored. The
     clones compute bit for bit what the originals did (dropout draws its
     mask from its seed and offset).
+
+    A plan with selective recomputation (`recompute_attention`, Megatron-LM's
+    selective recomputation) marks instead the forward ops of each
+    attention's core (`dpc.recompute`: the scores' contraction, their scale
+    and mask, the softmax and what the next contraction reads of it): those
+    are cloned into the backward pass the same way, reading the stored
+    queries and keys, so that no scores or probabilities are kept.
 
     Runs after `-dpc-insert-reshards` (the reshards inside a layer are
     recomputed with it); does nothing for a plan without recomputation.

@@ -186,10 +186,13 @@ FusedTraffic::FusedTraffic(Block &block,
   auto kindOf = [&](Operation *op) {
     return kinds.lookup_or(op, FusionKind::Other);
   };
-  if (fusedAttention)
-    for (auto &[op, kind] : kinds)
-      if (kind == FusionKind::RowNormalization)
-        matchOnlineNormalization(op, kinds, recomputed, recomputedOps);
+  for (auto &[op, kind] : kinds)
+    if (kind == FusionKind::RowNormalization)
+      matchOnlineNormalization(op, kinds, attentionCore, scoreContractions);
+  if (fusedAttention) {
+    recomputed = attentionCore;
+    recomputedOps = scoreContractions;
+  }
   for (Value value : recomputed)
     inRegisters.insert(value);
 

@@ -61,9 +61,10 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
                           : " needs --pipeline-schedule=interleaved-1f1b");
       return signalPassFailure();
     }
-    if (!recompute.empty() && recompute != "on" && recompute != "off") {
+    if (!recompute.empty() && recompute != "on" && recompute != "off" &&
+        recompute != "attention") {
       emitError(module.getLoc(), "--recompute=")
-          << recompute << " is not on or off";
+          << recompute << " is not on, attention or off";
       return signalPassFailure();
     }
     if (!innerAxis.empty() && innerAxis != "tp" && innerAxis != "dp") {
@@ -101,7 +102,9 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
     options.schedule = fixedSchedule;
     options.chunks = chunks;
     if (!recompute.empty())
-      options.recompute = recompute == "on";
+      options.recompute = recompute == "on"          ? Recomputation::Layers
+                          : recompute == "attention" ? Recomputation::Attention
+                                                     : Recomputation::None;
     if (!innerAxis.empty())
       options.dataInner = innerAxis == "dp";
     // A plan written onto the IR is built as it stands: the partition runs

@@ -146,8 +146,11 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
      << stringifyPipelineSchedule(plan.schedule);
   if (plan.chunks > 1)
     os << " (" << plan.chunks << " chunks)";
-  os << ", recomputation " << (plan.recompute ? "on" : "off") << ", ZeRO-"
-     << plan.zeroStage << "\n";
+  os << ", recomputation "
+     << (plan.recompute == Recomputation::Layers      ? "on"
+         : plan.recompute == Recomputation::Attention ? "of attention"
+                                                      : "off")
+     << ", ZeRO-" << plan.zeroStage << "\n";
   // Free micro-batching (--plan-only) is advice: the partition runs the
   // step's own micro-batches.
   if (plan.microBatches != graph.getStepMicroBatches())
@@ -297,7 +300,8 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
       {"step_micro_batches", graph.getStepMicroBatches()},
       {"schedule", stringifyPipelineSchedule(plan.schedule)},
       {"chunks", plan.chunks},
-      {"recompute", plan.recompute},
+      {"recompute", plan.recompute == Recomputation::Layers},
+      {"recompute_attention", plan.recompute == Recomputation::Attention},
       {"zero_stage", plan.zeroStage},
       {"layer_groups", std::move(groups)},
       {"stages", std::move(stages)},
@@ -400,9 +404,19 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
   }
   // Under recomputation the backward pass keeps each layer's input: the
   // output of a repeated layer's last segment, of every other segment.
-  for (Operation *op : graph.getForwardOps())
+  for (Operation *op : graph.getForwardOps()) {
     op->removeAttr(DpcDialect::kCheckpointAttrName);
-  if (plan.recompute) {
+    op->removeAttr(DpcDialect::kRecomputeAttrName);
+  }
+  // Under selective recomputation the backward pass makes each attention's
+  // core again, from the stored queries and keys.
+  if (plan.recompute == Recomputation::Attention)
+    for (Operation *op : graph.getForwardOps())
+      if (llvm::any_of(op->getResults(), [&](Value result) {
+            return graph.isAttentionCore(result);
+          }))
+        op->setAttr(DpcDialect::kRecomputeAttrName, builder.getUnitAttr());
+  if (plan.recompute == Recomputation::Layers) {
     for (auto [segment, keep] :
          llvm::zip_equal(segmentation.getSegments(),
                          segmentation.getCheckpointedSegments()))
@@ -482,7 +496,9 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
           "schedule",
           builder.getStringAttr(stringifyPipelineSchedule(plan.schedule))),
       builder.getNamedAttr("chunks", builder.getI64IntegerAttr(plan.chunks)),
-      builder.getNamedAttr("recompute", builder.getBoolAttr(plan.recompute)),
+      builder.getNamedAttr(
+          "recompute",
+          builder.getBoolAttr(plan.recompute == Recomputation::Layers)),
       builder.getNamedAttr("zero_stage",
                            builder.getI64IntegerAttr(plan.zeroStage)),
       builder.getNamedAttr("memory_limit_bytes",
@@ -494,5 +510,8 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
       // What a backend's measured peak is compared with.
       builder.getNamedAttr("peak_memory_bytes",
                            builder.getF64FloatAttr(peakMemory))};
+  if (plan.recompute == Recomputation::Attention)
+    fields.push_back(
+        builder.getNamedAttr("recompute_attention", builder.getBoolAttr(true)));
   module->setAttr(DpcDialect::kPlanAttrName, builder.getDictionaryAttr(fields));
 }

@@ -78,7 +78,11 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     options.microBatchSize = integer("micro_batch_size");
     options.schedule = schedule;
     options.chunks = integer("chunks");
-    options.recompute = recompute.getValue();
+    auto attention = fields.getAs<BoolAttr>("recompute_attention");
+    options.recompute = recompute.getValue() ? Recomputation::Layers
+                        : attention && attention.getValue()
+                            ? Recomputation::Attention
+                            : Recomputation::None;
     options.zeroStage = int(integer("zero_stage"));
     // The mesh's axis order: which ranks neighbour.
     FailureOr<PlanLayout> layout = PlanLayout::read(module);

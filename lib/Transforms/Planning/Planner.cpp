@@ -46,7 +46,7 @@ SmallVector<int64_t> getDivisors(int64_t n) {
 struct PipelineVariant {
   PipelineSchedule schedule;
   int64_t chunks;
-  bool recompute;
+  Recomputation recompute;
   int zeroStage;
 };
 
@@ -110,11 +110,19 @@ private:
     double time = 0.0;
     CommunicationVolume sent;
   };
+  /// Gradient elements per device also partial over the tensor axis (of
+  /// weights read where it splits a factor they lack: the batch, a layer
+  /// norm's sequence); `gathered` of them of weights the axis splits.
+  struct PartialGradients {
+    double elements = 0.0, gathered = 0.0;
+    PartialGradients scaled(double fraction) const {
+      return {elements * fraction, gathered * fraction};
+    }
+  };
   /// The once-per-step reduction of `elements` gradient elements per
-  /// device, `partial` of them weights' gradients also partial over the
-  /// tensor axis (read where it splits a factor they lack: the batch, a
-  /// layer norm's sequence).
-  GradientReduction getGradientReduction(double elements, double partial,
+  /// device, `partial` of them partial over the tensor axis too.
+  GradientReduction getGradientReduction(double elements,
+                                         PartialGradients partial,
                                          const StageMesh &mesh,
                                          int zeroStage) const;
   /// The part of a stage's gradient reduction (`syncTime`, of `elements`
@@ -122,7 +130,7 @@ private:
   /// and ZeRO-3's parameter gathers (`gatherTime`) that the program built
   /// leaves exposed, after micro-batches of `computeTime` each.
   double getExposedGradientSync(double syncTime, double gatherTime,
-                                double elements, double partial,
+                                double elements, PartialGradients partial,
                                 double computeTime, int64_t microBatches,
                                 const StageMesh &mesh, int zeroStage) const;
   /// Bytes each device of a stage holding `chunks` sends per step in its
@@ -251,10 +259,11 @@ SmallVector<SegmentPlan>
 Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
                         const StageMesh &mesh,
                         const PipelineVariant &variant) const {
-  // Recomputation runs the forward once more, and its collectives.
-  double computeFactor =
-      variant.recompute ? (backwardFactor + 1.0) / backwardFactor : 1.0;
-  double communicationFactor = variant.recompute ? 1.5 : 1.0;
+  // Recomputing layers runs the forward once more, and its collectives;
+  // recomputing attention, the ops of its core once more.
+  bool layers = variant.recompute == Recomputation::Layers;
+  double computeFactor = layers ? (backwardFactor + 1.0) / backwardFactor : 1.0;
+  double communicationFactor = layers ? 1.5 : 1.0;
   SmallVector<SegmentPlan> segments;
   for (auto [i, cost] : llvm::enumerate(costs)) {
     SegmentPlan segment;
@@ -263,9 +272,13 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
     segment.modelStateBytes =
         getModelState(cost.parameterElements, mesh, variant.zeroStage)
             .getModelState();
-    segment.activationBytes =
-        variant.recompute ? (checkpointed[i] ? cost.outputBytes : 0.0)
-                          : cost.activationBytes;
+    segment.activationBytes = cost.activationBytes;
+    if (layers)
+      segment.activationBytes = checkpointed[i] ? cost.outputBytes : 0.0;
+    if (variant.recompute == Recomputation::Attention) {
+      segment.computeTime += cost.attentionRerunTime;
+      segment.activationBytes -= cost.attentionCoreBytes;
+    }
     segments.push_back(segment);
   }
   return segments;
@@ -275,8 +288,8 @@ CommunicationVolume
 Search::getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
                      ArrayRef<SegmentRange> chunks, int64_t microBatches,
                      const PipelineVariant &variant) const {
-  // Recomputation runs the forward's layout changes once more.
-  double factor = variant.recompute ? 1.5 : 1.0;
+  // Recomputing layers runs the forward's layout changes once more.
+  double factor = variant.recompute == Recomputation::Layers ? 1.5 : 1.0;
   CommunicationVolume sent;
   for (SegmentRange range : chunks) {
     for (unsigned i = range.first; i < range.end; ++i) {
@@ -293,19 +306,28 @@ Search::getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
 }
 
 Search::GradientReduction Search::getGradientReduction(double elements,
-                                                       double partial,
+                                                       PartialGradients partial,
                                                        const StageMesh &mesh,
                                                        int zeroStage) const {
   int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
   double bytesPerElement = graph.getGradientCommunicationBytes();
-  double wholeBytes = (elements - partial) * bytesPerElement;
-  double partialBytes = partial * bytesPerElement;
   GradientReduction reduction;
   auto add = [&](CollectiveKind kind, double bytes, const GroupPlacement &group,
                  int64_t ranks, double &sent) {
     reduction.time += getBestCollective(kind, bytes, group, cluster).time;
     sent += dpc::getSentBytes(kind, bytes, ranks);
   };
+  // A weight split over the tensor axis and gathered whole for an op that
+  // splits the batch there: each rank makes the whole gradient, which is
+  // reduce-scattered over the axis into the shards; the shards are then
+  // reduced over the data axis as the other gradients are.
+  double gathered = std::min(partial.gathered, partial.elements);
+  if (gathered > 0.0 && t > 1)
+    add(CollectiveKind::ReduceScatter, gathered * bytesPerElement * t,
+        mesh.getGroup(kTensorAxis), t, reduction.sent.tensorAxis);
+  double wholeBytes =
+      (elements - partial.elements + gathered) * bytesPerElement;
+  double partialBytes = (partial.elements - gathered) * bytesPerElement;
   // Over the data-parallel group, behind the backward passes: an
   // all-reduce, or under ZeRO-1/2 a reduce-scatter and the updated shards'
   // all-gather (the same bytes). ZeRO-3 only reduce-scatters: its updated
@@ -331,7 +353,7 @@ Search::GradientReduction Search::getGradientReduction(double elements,
 }
 
 double Search::getExposedGradientSync(double syncTime, double gatherTime,
-                                      double elements, double partial,
+                                      double elements, PartialGradients partial,
                                       double computeTime, int64_t microBatches,
                                       const StageMesh &mesh,
                                       int zeroStage) const {
@@ -363,11 +385,11 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
                                          graph.getGradientCommunicationBytes());
   double buckets = std::ceil(elements / capElements);
   double lastElements = elements - (buckets - 1.0) * capElements;
-  double last =
-      getGradientReduction(lastElements, partial * lastElements / elements,
-                           mesh, zeroStage)
-          .time *
-      (reduction / syncTime);
+  double last = getGradientReduction(lastElements,
+                                     partial.scaled(lastElements / elements),
+                                     mesh, zeroStage)
+                    .time *
+                (reduction / syncTime);
   return afterUpdate + std::max(last, reduction - window) + gathersExposed;
 }
 
@@ -391,7 +413,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                                          mesh.getStageGroup(), cluster)
                            .time;
     elementSum[i + 1] = elementSum[i] + costs[i].parameterElements;
-    activationSum[i + 1] = activationSum[i] + costs[i].activationBytes;
+    activationSum[i + 1] = activationSum[i] + segments[i].activationBytes;
   }
   // A repeated layer is recomputed whole.
   SmallVector<double> unitActivations;
@@ -440,9 +462,16 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     unsigned level = llvm::Log2_32(end - first);
     return std::max(table[level][first], table[level][end - (1u << level)]);
   };
+  // Recomputing attention holds one core made again at a time.
   RangeMax largestLayer;
-  if (variant.recompute)
+  if (variant.recompute == Recomputation::Layers)
     largestLayer = getRangeMax(unitActivations);
+  if (variant.recompute == Recomputation::Attention) {
+    SmallVector<double> cores;
+    for (const ShardingSpace::SegmentCost &cost : costs)
+      cores.push_back(cost.attentionCoreBytes);
+    largestLayer = getRangeMax(cores);
+  }
   SmallVector<double> temporaries;
   for (const ShardingSpace::SegmentCost &cost : costs)
     temporaries.push_back(z >= 2 ? cost.temporaryBytesSharded
@@ -458,13 +487,13 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       elements += elementSum[range.end] - elementSum[range.first];
       temporary = std::max(
           temporary, largestIn(largestTemporaries, range.first, range.end));
-      if (variant.recompute) {
+      if (variant.recompute == Recomputation::Layers)
         stored += checkpointSum[range.end] - checkpointSum[range.first];
+      else
+        stored += activationSum[range.end] - activationSum[range.first];
+      if (variant.recompute != Recomputation::None)
         working =
             std::max(working, largestIn(largestLayer, range.first, range.end));
-      } else {
-        stored += activationSum[range.end] - activationSum[range.first];
-      }
     }
     MemoryBreakdown memory = getModelState(elements, mesh, z);
     memory.activations = inFlightOf[stage] * stored + working;
@@ -562,12 +591,15 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     double stageTime = plan.computeTime + plan.communicationTime + sendsOfStage;
     slowest = std::max(slowest, stageTime);
     result.sendTime = std::max(result.sendTime, sendsOfStage);
-    double partial = 0.0;
+    PartialGradients partial;
     for (SegmentRange range : plan.chunks)
-      for (unsigned i = range.first; i < range.end; ++i)
-        partial += costs[i].tensorPartialGradientElements;
+      for (unsigned i = range.first; i < range.end; ++i) {
+        partial.elements += costs[i].tensorPartialGradientElements;
+        partial.gathered += costs[i].tensorGatheredGradientElements;
+      }
+    partial.elements = std::min(partial.elements, elements);
     GradientReduction reduction =
-        getGradientReduction(elements, std::min(partial, elements), mesh, z);
+        getGradientReduction(elements, partial, mesh, z);
     plan.gradientSyncTime = reduction.time;
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
     plan.sent += reduction.sent;
@@ -590,8 +622,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                                              mesh.getGroup(kDataAxis), cluster)
                                .time;
     plan.exposedGradientSyncTime = getExposedGradientSync(
-        plan.gradientSyncTime, gathers, elements, std::min(partial, elements),
-        plan.computeTime, microBatches, mesh, z);
+        plan.gradientSyncTime, gathers, elements, partial, plan.computeTime,
+        microBatches, mesh, z);
     // The optimizer reads and writes each local element's state once.
     double optimizerBytes =
         2.0 * elements / (z >= 1 ? d : 1) *
@@ -667,15 +699,16 @@ FailureOr<Plan> Search::run(std::string &error) {
     return failure();
   }
 
-  const SmallVector<PipelineVariant> singleStage = {
-      {PipelineSchedule::OneFOneB, 1, false, 0},
-      {PipelineSchedule::OneFOneB, 1, false, 1},
-      {PipelineSchedule::OneFOneB, 1, false, 2},
-      {PipelineSchedule::OneFOneB, 1, false, 3},
-      {PipelineSchedule::OneFOneB, 1, true, 0},
-      {PipelineSchedule::OneFOneB, 1, true, 1},
-      {PipelineSchedule::OneFOneB, 1, true, 2},
-      {PipelineSchedule::OneFOneB, 1, true, 3}};
+  // Selective recomputation only where an attention's core is stored
+  // (not with a fused attention kernel, which stores none).
+  SmallVector<Recomputation, 3> recomputations = {Recomputation::None,
+                                                  Recomputation::Layers};
+  if (graph.storesAttentionCore())
+    recomputations.insert(recomputations.begin() + 1, Recomputation::Attention);
+  SmallVector<PipelineVariant> singleStage;
+  for (Recomputation recompute : recomputations)
+    for (int z = 0; z <= 3; ++z)
+      singleStage.push_back({PipelineSchedule::OneFOneB, 1, recompute, z});
 
   std::optional<Plan> best;
   StageFit leastShort;
@@ -743,7 +776,7 @@ FailureOr<Plan> Search::run(std::string &error) {
           if (pp == 1) {
             variants = singleStage;
           } else {
-            for (bool recompute : {false, true})
+            for (Recomputation recompute : recomputations)
               for (int z = 0; z <= 3; ++z) {
                 variants.push_back(
                     {PipelineSchedule::OneFOneB, 1, recompute, z});
@@ -783,7 +816,11 @@ FailureOr<Plan> Search::run(std::string &error) {
                       "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
                       " pp=" + std::to_string(pp) +
                       " micro-batch=" + std::to_string(microBatch) +
-                      (variant.recompute ? " with recomputation" : "") +
+                      (variant.recompute == Recomputation::Layers
+                           ? " with recomputation"
+                       : variant.recompute == Recomputation::Attention
+                           ? " with attention recomputed"
+                           : "") +
                       " ZeRO-" + std::to_string(variant.zeroStage);
                 }
                 continue;

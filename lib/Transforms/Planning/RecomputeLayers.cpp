@@ -2,7 +2,9 @@
 //
 // Under a plan with recomputation the backward pass keeps only the values
 // the plan checkpoints (each layer's input) and recomputes the other
-// forward values it reads just before it needs them.
+// forward values it reads just before it needs them; under selective
+// recomputation it recomputes the values of the ops the plan marks (each
+// attention's core).
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +60,24 @@ static void recomputeIn(func::FuncOp func) {
                     [&](Operation *op) { return recomputed.contains(op); });
 }
 
+/// Selective recomputation: the forward ops the plan marks (an attention's
+/// core) run again in the backward pass.
+static void recomputeMarkedIn(func::FuncOp func) {
+  Block &block = func.getBody().front();
+  SmallVector<Operation *> marked;
+  for (Operation &op : block)
+    if (hasPhase(&op, Phase::forward) &&
+        op.hasAttr(DpcDialect::kRecomputeAttrName) && isMemoryEffectFree(&op))
+      marked.push_back(&op);
+  llvm::DenseSet<Operation *> recomputed(marked.begin(), marked.end());
+  cloneIntoBackward(block, marked,
+                    [&](Operation *op) { return recomputed.contains(op); });
+  // The mark is the forward op's; its clones are what it asked for.
+  for (Operation &op : block)
+    if (hasPhase(&op, Phase::backward))
+      op.removeAttr(DpcDialect::kRecomputeAttrName);
+}
+
 namespace {
 struct RecomputeLayersPass
     : public dpc::impl::RecomputeLayersBase<RecomputeLayersPass> {
@@ -65,11 +85,16 @@ struct RecomputeLayersPass
     ModuleOp module = getOperation();
     auto plan = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
     auto recompute = plan ? plan.getAs<BoolAttr>("recompute") : BoolAttr();
-    if (!recompute || !recompute.getValue())
-      return;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (!func.isExternal())
+    auto attention =
+        plan ? plan.getAs<BoolAttr>("recompute_attention") : BoolAttr();
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func.isExternal())
+        continue;
+      if (recompute && recompute.getValue())
         recomputeIn(func);
+      else if (attention && attention.getValue())
+        recomputeMarkedIn(func);
+    }
   }
 };
 } // namespace

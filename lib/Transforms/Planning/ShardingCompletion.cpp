@@ -112,7 +112,17 @@ private:
   /// `op` keeps them (Dpc_KeepsPendingSums) and sums are kept pending or
   /// `op` shrinks them.
   std::optional<unsigned> getKeptPendingSum(Operation *op) const;
+  /// Wants the operands of a pointwise op laid out as its wanted result is,
+  /// where the op is their only reader, back from the wanted gradients.
+  void wantOperandsOfWanted(ArrayRef<Operation *> ops);
   void evaluate(Operation *op, Choice &choice) const;
+  /// The layout the reader of `use` takes it in when the reader is
+  /// pointwise and another of its operands already lies split: that
+  /// operand's layout, through the reader's rule.
+  std::optional<TensorSharding> getImpliedByReader(OpOperand &use) const;
+  /// How `value` lies, or, not laid out yet, how a pointwise op would make
+  /// it from operands that lie split (up to `depth` ops back).
+  std::optional<TensorSharding> getNaturalLayout(Value value, int depth) const;
   /// Whether `value` is a constant or computed from constants alone (an
   /// iota reshaped, a mask): every rank can make it whole, and any layout
   /// of it is a free slice of that.
@@ -292,6 +302,41 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   int64_t shards = 1;
   for (const TensorSharding &result : choice.results)
     shards = std::max(shards, result.getShards(mesh));
+  // What becomes of each result where it is read is priced here, where it
+  // is made. A pointwise reader that combines it with a value already laid
+  // out (an activation's derivative, from the stored activation) moves it
+  // into that value's layout: so a contraction does not split a factor the
+  // reader moves back (an input gradient made by columns, all-to-all'ed to
+  // the stored activation's batch split). Otherwise a sum left pending is
+  // finished by the readers, at the cheapest by a reduce-scatter: so an
+  // input gradient is not contracted over a split factor (its whole tensor
+  // all-reduced) where gathering a weight would make it local. (A reader
+  // that keeps the sum pending, a weight gradient's reduction over the
+  // sequence, reduces fewer bytes later; a wanted result is priced below.)
+  unsigned operandPartials = 0;
+  for (const TensorSharding &operand : choice.operands)
+    operandPartials |= operand.partial;
+  for (auto [result, sharding] :
+       llvm::zip_equal(op->getResults(), choice.results)) {
+    double bytes = getSizeInBytes(result.getType());
+    bool movedByReader = false;
+    for (OpOperand &use : result.getUses())
+      if (std::optional<TensorSharding> implied = getImpliedByReader(use)) {
+        reshardTime += getReshardingTime(bytes, sharding, *implied, mesh);
+        movedByReader = true;
+      }
+    unsigned made = sharding.partial & ~operandPartials;
+    if (movedByReader || !made || wanted.contains(result) ||
+        llvm::all_of(result.getUsers(), [](Operation *user) {
+          return user->hasTrait<dpc::OpTrait::KeepsPendingSums>();
+        }))
+      continue;
+    for (StageAxis axis : {kDataAxis, kTensorAxis})
+      if ((made & axis) && mesh.getAxisSize(axis) > 1)
+        reshardTime += getBestCollective(CollectiveKind::ReduceScatter, bytes,
+                                         mesh.getGroup(axis), cluster)
+                           .time;
+  }
   choice.reshardTime = reshardTime;
   choice.mismatches = mismatches;
   choice.wrongResults = 0;
@@ -315,6 +360,68 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
                             it->second, mesh, kTensorAxis);
   }
   choice.computeTime = getOpComputeEstimate(op, cluster, double(shards)).time;
+}
+
+/// `sharding` of a tensor whose dimensions a sharding rule indexes by
+/// `from` carried to the tensor it indexes by `to`, along the factors they
+/// share (a pointwise op's operands and result).
+static TensorSharding carryAlongFactors(const TensorSharding &sharding,
+                                        ArrayRef<int64_t> from,
+                                        ArrayRef<int64_t> to) {
+  TensorSharding carried = TensorSharding::replicated(to.size());
+  carried.dataMinor = sharding.dataMinor;
+  for (auto [dim, factor] : llvm::enumerate(to)) {
+    auto it = llvm::find(from, factor);
+    if (factor != ShardingRule::kNoFactor && it != from.end())
+      carried.dims[dim] = sharding.dims[it - from.begin()];
+  }
+  return carried;
+}
+
+static bool isSplit(const TensorSharding &sharding) {
+  return llvm::any_of(sharding.dims, [](unsigned axes) { return axes != 0; });
+}
+
+std::optional<TensorSharding> Completion::getNaturalLayout(Value value,
+                                                           int depth) const {
+  if (const TensorSharding *have = lookup(value))
+    return *have;
+  auto def = value.getDefiningOp<ShardableOpInterface>();
+  if (!def || depth == 0 || def->getNumResults() != 1)
+    return std::nullopt;
+  ShardingRule rule = def.getShardingRule();
+  if (!rule.isPointwise() || rule.getNumOperands() != def->getNumOperands())
+    return std::nullopt;
+  for (auto [i, operand] : llvm::enumerate(def->getOperands())) {
+    if (isConstantLike(operand))
+      continue;
+    std::optional<TensorSharding> layout = getNaturalLayout(operand, depth - 1);
+    if (layout && isSplit(*layout))
+      return carryAlongFactors(*layout, rule.getOperandFactors(i),
+                               rule.getResultFactors(0));
+  }
+  return std::nullopt;
+}
+
+std::optional<TensorSharding>
+Completion::getImpliedByReader(OpOperand &use) const {
+  auto reader = dyn_cast<ShardableOpInterface>(use.getOwner());
+  if (!reader || lookup(use.getOwner()->getResult(0)))
+    return std::nullopt;
+  ShardingRule rule = reader.getShardingRule();
+  if (!rule.isPointwise() || rule.getNumOperands() != reader->getNumOperands())
+    return std::nullopt;
+  for (auto [k, other] : llvm::enumerate(reader->getOperands())) {
+    if (k == use.getOperandNumber() || isConstantLike(other))
+      continue;
+    // (Made from values already laid out by pointwise ops, not chosen yet:
+    // the derivative of an activation, from the stored activation.)
+    std::optional<TensorSharding> layout = getNaturalLayout(other, 4);
+    if (layout && isSplit(*layout))
+      return carryAlongFactors(*layout, rule.getOperandFactors(k),
+                               rule.getOperandFactors(use.getOperandNumber()));
+  }
+  return std::nullopt;
 }
 
 /// Whether `a` beats `b`: less resharding, then operands kept as they lie
@@ -509,6 +616,34 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
   return pending;
 }
 
+void Completion::wantOperandsOfWanted(ArrayRef<Operation *> ops) {
+  // A gradient made of several terms (an embedding table's, from its
+  // lookup and from the output projection that shares it) is summed,
+  // transposed and cast on its way out. Wanted split at the end alone, each
+  // term would be reduced whole before the sum and sliced after it; wanted
+  // split where it is made, each is reduce-scattered, or made split.
+  llvm::DenseSet<Operation *> completed(ops.begin(), ops.end());
+  for (Operation *op : llvm::reverse(ops)) {
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    if (!shardable || op->getNumResults() != 1 || !isMemoryEffectFree(op))
+      continue;
+    auto it = wanted.find(op->getResult(0));
+    if (it == wanted.end())
+      continue;
+    ShardingRule rule = shardable.getShardingRule();
+    if (!rule.isPointwise() || rule.getNumOperands() != op->getNumOperands())
+      continue;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      Operation *def = operand.getDefiningOp();
+      if (!def || !completed.contains(def) || !operand.hasOneUse() ||
+          isConstant(operand) || wanted.contains(operand))
+        continue;
+      wanted[operand] = carryAlongFactors(it->second, rule.getResultFactors(0),
+                                          rule.getOperandFactors(i));
+    }
+  }
+}
+
 std::optional<int64_t> Completion::pickStage(Operation *op) const {
   std::optional<int64_t> stage;
   // Bytes of the operands each stage holds: the op runs where the least
@@ -538,6 +673,7 @@ void Completion::complete(func::FuncOp func) {
       return;
     ops.push_back(op);
   });
+  wantOperandsOfWanted(ops);
   for (Operation *op : ops)
     choose(op);
   if (plan.pipelineParallel == 1)

@@ -176,14 +176,13 @@ ShardingSpace::getReshardingSentBytes(Value value, const TensorSharding &from,
 
 bool ShardingSpace::isChangedAgainInBackward(Operation *consumer,
                                              unsigned operand) const {
-  // Stored as it was made, or a parameter: a parameter's layout change is
-  // made once per pass, as ZeRO-3's gathers are, so that no whole copy
-  // lives from the forward pass to the backward.
+  // Stored as it was made, or a parameter or its view (a cast weight): a
+  // parameter's layout change is made once per pass, as ZeRO-3's gathers
+  // are, so that no whole copy lives from the forward pass to the backward.
   auto shardable = dyn_cast<ShardableOpInterface>(consumer);
   Value value = consumer->getOperand(operand);
   if (!shardable ||
-      !(graph.isStoredForBackward(value) ||
-        (graph.isParameter(value) && graph.isReadByBackward(value))))
+      !(graph.isStoredForBackward(value) || graph.isRemadeForBackward(value)))
     return false;
   ShardingRule rule = shardable.getShardingRule();
   bool contracts = false;
@@ -412,10 +411,19 @@ unsigned ShardingSpace::addOpNode(Operation *op, double weight) {
                                   shards / scale)
                  .time *
              passes;
-    for (auto [j, result] : llvm::enumerate(op->getResults()))
-      if (graph.isStoredForBackward(result))
-        s.activationBytes +=
-            getValueBytes(result) / s.results[j].getShards(mesh);
+    bool remade = false;
+    for (auto [j, result] : llvm::enumerate(op->getResults())) {
+      remade |= graph.isAttentionCore(result);
+      if (!graph.isStoredForBackward(result))
+        continue;
+      double bytes = getValueBytes(result) / s.results[j].getShards(mesh);
+      s.activationBytes += bytes;
+      if (graph.isAttentionCore(result))
+        s.attentionCoreBytes += bytes;
+    }
+    // Selective recomputation runs the core's ops forward once more.
+    if (remade)
+      s.attentionRerunTime = s.time / passes;
     s.oncePerStep = !touchesBatch;
     if (holdsGradients) {
       for (auto [j, result] : llvm::enumerate(op->getResults()))
@@ -509,6 +517,8 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
     cost.communicationTime += s.ownDataTime + s.ownTensorTime;
     cost.sent += s.ownSent;
     cost.activationBytes += s.activationBytes;
+    cost.attentionCoreBytes += s.attentionCoreBytes;
+    cost.attentionRerunTime += s.attentionRerunTime;
     double temporary = s.temporaryBytes, temporarySharded = s.temporaryBytes;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       if (isConstant(operand))
@@ -556,10 +566,27 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
       }
       if (weight && s.tensorFactor >= 0 &&
           s.operands[i].getSplitDim(kTensorAxis) < 0 &&
-          partialWeights.insert(operand).second)
-        cost.tensorPartialGradientElements +=
-            double(cast<ShapedType>(operand.getType()).getNumElements()) /
-            produced->getShards(mesh);
+          partialWeights.insert(operand).second) {
+        double elements =
+            double(cast<ShapedType>(operand.getType()).getNumElements());
+        // Kept split over the tensor axis (itself, or the parameter it is
+        // a view of) and gathered for this op: a shard's worth per device,
+        // reduce-scattered from the whole.
+        bool gathered =
+            llvm::any_of(graph.getParameterSources(operand), [&](Value param) {
+              std::optional<unsigned> node;
+              const TensorSharding *kept =
+                  getProducedSharding(param, choice, node);
+              return kept && kept->getSplitDim(kTensorAxis) >= 0;
+            });
+        if (gathered) {
+          elements /= mesh.getAxisSize(kTensorAxis);
+          cost.tensorGatheredGradientElements += elements;
+        } else {
+          elements /= produced->getShards(mesh);
+        }
+        cost.tensorPartialGradientElements += elements;
+      }
       if (graph.isParameter(operand) && seenParams.insert(operand).second) {
         cost.parameterElements +=
             strategies[*from][choice[*from]].parameterElements;

@@ -132,8 +132,7 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
                it != viewSources.end())
         graph.readByBackward.insert(it->second.begin(), it->second.end());
     }
-  for (auto &entry : viewSources)
-    graph.parameterViews.insert(entry.first);
+  graph.parameterViews = std::move(viewSources);
 
   // Stored is what the backward pass reads: -dpc-recompute-pointwise has
   // already made the backward pass rebuild what it cheaply can.
@@ -240,4 +239,16 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
   graph.stateBytes = graph.parameterBytes + graph.computeCopyBytes +
                      graph.gradientBytes + graph.optimizerBytes;
   return graph;
+}
+
+SmallVector<Value, 2> TrainingGraph::getParameterSources(Value value) const {
+  if (isParameter(value))
+    return {value};
+  auto it = parameterViews.find(value.getDefiningOp());
+  return it == parameterViews.end() ? SmallVector<Value, 2>() : it->second;
+}
+
+bool TrainingGraph::isRemadeForBackward(Value value) const {
+  return llvm::any_of(getParameterSources(value),
+                      [&](Value param) { return isReadByBackward(param); });
 }

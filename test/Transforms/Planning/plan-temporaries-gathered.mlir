@@ -6,9 +6,9 @@
 // backward makes the whole weight's gradient (64x256 floats) before
 // reducing it into the shard, beside its output's (4x256 floats): 65536 +
 // 4096 bytes of temporaries, more than the classifier's 4352.
-// CHECK: "gradients": 49152,
+// CHECK: "gradients": 40960,
 // CHECK: "temporaries": 69632,
-// CHECK-NEXT: "total": 172288
+// CHECK-NEXT: "total": 155904
 
 dpc.mesh @plan ["pp"=1, "dp"=1, "tp"=2]
 func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},

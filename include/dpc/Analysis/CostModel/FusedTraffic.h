@@ -16,7 +16,8 @@
 //     attention kernel does one run on the fly: a softmax of a contraction's
 //     output along the keys' axis, summed over by the next contraction
 //     (FlashAttention's online softmax, which recomputes the scores in the
-//     backward pass).
+//     backward pass). Such an attention core is recognized with or without
+//     the kernel: selective recomputation stores none of it either.
 // Reductions and ops without a rule take pointwise inputs on the fly and
 // write their results.
 //
@@ -58,9 +59,17 @@ public:
     return recomputedOps.contains(op);
   }
 
+  /// Whether `value` is part of an attention's core, from the scores'
+  /// contraction to the probabilities the next contraction sums over (the
+  /// values a fused kernel keeps out of memory, and selective
+  /// recomputation does not store), fused kernel or not.
+  bool isAttentionCore(Value value) const {
+    return attentionCore.contains(value);
+  }
+
 private:
-  llvm::DenseSet<Value> inRegisters, recomputed;
-  llvm::DenseSet<Operation *> recomputedOps;
+  llvm::DenseSet<Value> inRegisters, recomputed, attentionCore;
+  llvm::DenseSet<Operation *> recomputedOps, scoreContractions;
   llvm::DenseMap<Operation *, double> bytes;
 };
 

@@ -23,6 +23,11 @@
 
 namespace mlir::dpc {
 
+/// What the backward pass makes again instead of storing it: nothing;
+/// each attention's core, from its scores to its probabilities (selective
+/// recomputation); or each layer but its input (full recomputation).
+enum class Recomputation { None, Attention, Layers };
+
 struct PlannerOptions {
   /// Devices are the mesh's; its inner axes lie within a node.
   int64_t devices = 1;
@@ -59,7 +64,7 @@ struct PlannerOptions {
   bool stepMicroBatching = false;
   std::optional<PipelineSchedule> schedule;
   int64_t chunks = 0;
-  std::optional<bool> recompute;
+  std::optional<Recomputation> recompute;
   std::optional<int> zeroStage;
 };
 
@@ -111,7 +116,7 @@ struct Plan {
   int64_t microBatches = 1;
   PipelineSchedule schedule = PipelineSchedule::OneFOneB;
   int64_t chunks = 1;
-  bool recompute = false;
+  Recomputation recompute = Recomputation::None;
   int zeroStage = 0;
   SmallVector<StagePlan> stages;
   /// Per layer segment, in order.

@@ -58,6 +58,10 @@ public:
     /// Stored activations (bytes per device) or, for a parameter, elements
     /// per device.
     double activationBytes = 0.0, parameterElements = 0.0;
+    /// Of the stored activations, those of an attention's core, which
+    /// selective recomputation does not store; and the seconds per
+    /// micro-batch of running the op forward again to remake them.
+    double attentionCoreBytes = 0.0, attentionRerunTime = 0.0;
     /// Bytes per device of the gradients the op's backward holds at once
     /// (MemoryBreakdown::temporaries): those of its float results and of
     /// its operands made per micro-batch (a batch input has none), in
@@ -90,6 +94,9 @@ public:
     /// Seconds once per step (ops on parameters alone).
     double perStepTime = 0.0;
     double activationBytes = 0.0;
+    /// Of those, an attention core's, and the seconds of remaking them
+    /// (Strategy::attentionCoreBytes, attentionRerunTime).
+    double attentionCoreBytes = 0.0, attentionRerunTime = 0.0;
     /// The most bytes per device one op's backward holds besides stored
     /// activations and model state (MemoryBreakdown::temporaries); the
     /// same where gradients are kept sharded over the data axis (ZeRO-2
@@ -104,6 +111,10 @@ public:
     /// where the axis splits a factor they lack (the batch, a layer norm's
     /// sequence). Reduced once per step, with the data-parallel gradients.
     double tensorPartialGradientElements = 0.0;
+    /// Of those, elements per device of weights the tensor axis splits but
+    /// the reader takes whole (gathered): each rank makes the whole
+    /// gradient, which is reduce-scattered into the shards.
+    double tensorGatheredGradientElements = 0.0;
     /// The segment's output (the activation sent to the next stage), per
     /// device.
     double outputBytes = 0.0;

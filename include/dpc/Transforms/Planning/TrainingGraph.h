@@ -44,16 +44,34 @@ public:
   bool isParameterView(Operation *op) const {
     return parameterViews.contains(op);
   }
+  /// The parameters `value` is: itself, or those the view that makes it is
+  /// made from (none for any other value).
+  SmallVector<Value, 2> getParameterSources(Value value) const;
   /// Whether the backward pass reads `value` (a parameter), itself or
   /// through a parameter view: ZeRO-3 gathers such a parameter again for
   /// the backward pass.
   bool isReadByBackward(Value value) const {
     return readByBackward.contains(value);
   }
+  /// Whether `value` is a parameter, or a parameter view, that the program
+  /// makes again for the backward pass from a parameter it reads there: a
+  /// layout change of it is made once per pass.
+  bool isRemadeForBackward(Value value) const;
   /// Whether the backward pass runs forward op `op` again (a fused
   /// attention's scores).
   bool isRerunInBackward(Operation *op) const {
     return fusedTraffic->isRerunInBackward(op);
+  }
+  /// Whether forward value `value` is part of an attention's core (scores
+  /// to probabilities): selective recomputation stores none of it, and
+  /// runs again the forward ops that make it.
+  bool isAttentionCore(Value value) const {
+    return fusedTraffic->isAttentionCore(value);
+  }
+  /// Whether the backward pass reads some attention's core as stored.
+  bool storesAttentionCore() const {
+    return llvm::any_of(stored,
+                        [&](Value value) { return isAttentionCore(value); });
   }
   /// Bytes `op` moves once the backend fuses it with its neighbours.
   double getFusedBytes(Operation *op) const {
@@ -109,7 +127,8 @@ private:
   SmallVector<Operation *> forwardOps, backwardOps;
   llvm::DenseSet<Operation *> forwardSet;
   llvm::DenseSet<Value> stored;
-  llvm::DenseSet<Operation *> parameterViews;
+  /// Each parameter view, with the parameters it is made from.
+  llvm::DenseMap<Operation *, SmallVector<Value, 2>> parameterViews;
   llvm::DenseSet<Value> readByBackward;
   llvm::DenseSet<Value> differentiable;
   std::shared_ptr<FusedTraffic> fusedTraffic;

@@ -81,6 +81,11 @@ def Dpc_Dialect : Dialect {
     /// recomputes the rest of the forward values it reads from them.
     static constexpr ::llvm::StringLiteral kCheckpointAttrName =
         "dpc.checkpoint";
+    /// Op attribute of a plan with selective recomputation (a unit
+    /// attribute on a forward op of an attention's core): the backward
+    /// pass runs the op again rather than keep its results.
+    static constexpr ::llvm::StringLiteral kRecomputeAttrName =
+        "dpc.recompute";
     /// Attribute of @train_step: the learning rate fed without a schedule.
     static constexpr ::llvm::StringLiteral kDefaultLrAttrName =
         "dpc.default_lr";
