@@ -114,25 +114,55 @@ def test_sent_bytes_are_what_the_plan_charged(steps, tmp_path, name, strategy):
 
 
 
-def test_megatron_sized_layers_send_what_the_plan_charged(tmp_path):
-    """Two layers of the 1.7B GPT of Megatron-LM's table (hidden 2048,
-    sequence 4096, vocabulary 131072, bf16, shape-only weights) planned
-    and partitioned with tensor parallelism over 8: the program must send
-    what the plan charged, as the bundled models' do. At these sizes the
-    plan splits the batch of 8 over tp and gathers the weights (1.5 GB a
-    step); before, the program sent 5.25 GB where 0.86 GB was charged (the
-    tied table's two gradient terms each all-reduced whole, each layer's
-    MLP input gradient contracted over a split factor and all-reduced, the
-    weights' second gathers and reduce-scatters not charged)."""
+# Megatron-LM-sized layouts: (mesh, dp, tp, pp, ZeRO stage) -> why the
+# program sends other bytes than were charged, or None.
+AT_SCALE = {
+    ("8", 1, 8, 1, 0): None,
+    ("2x4", 2, 4, 1, 0): None,
+    # The updated shards are gathered as the step keeps its parameters,
+    # fp32 masters, where the plan charges the gradients' bf16 (Megatron-LM's
+    # distributed optimizer keeps fp32 shards and gathers bf16 copies), and
+    # three weight gradients are all-reduced and sliced over dp.
+    ("2x4", 2, 4, 1, 1): "ZeRO-1's updated shards gathered in fp32, charged in bf16",
+}
+
+
+@pytest.fixture(scope="module")
+def megatron_sized_step(tmp_path_factory):
     import dataclasses
     from dpc import gpt_onnx
+    tmp = tmp_path_factory.mktemp("at_scale")
     config = dataclasses.replace(gpt_onnx.megatron_config("1.7b", batch=8), layers=2)
-    onnx_path, step = str(tmp_path / "gpt.onnx"), str(tmp_path / "gpt.mlir")
+    onnx_path, step = str(tmp / "gpt.onnx"), str(tmp / "gpt.mlir")
     gpt_onnx.write(config, onnx_path)
     subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
                     "--precision=bf16", "-o", step], check=True)
-    [(program, counted, charged)] = counted_and_charged(step, tmp_path, "8", 1, 8, 1, 0)
-    for axis in ("dp", "tp", "pp"):
-        assert abs(counted[axis] - charged[axis]) <= SCALARS + RTOL * charged[axis], \
-            "%s %s: %d sent, %.0f charged" % (program, axis, counted[axis], charged[axis])
+    return step
+
+
+@pytest.mark.parametrize("layout", list(AT_SCALE))
+def test_megatron_sized_layers_send_what_the_plan_charged(megatron_sized_step, tmp_path,
+                                                           layout):
+    """Two layers of the 1.7B GPT of Megatron-LM's table (hidden 2048,
+    sequence 4096, vocabulary 131072, bf16, shape-only weights) planned
+    and partitioned with tensor parallelism over 8, and over 4 with data
+    parallelism over 2: the program must send what the plan charged, as
+    the bundled models' do. At tp=8 the plan splits the batch of 8 over tp
+    and gathers the weights (1.5 GB a step); before, the program sent 5.25
+    GB where 0.86 GB was charged (the tied table's two gradient terms each
+    all-reduced whole, each layer's MLP input gradient contracted over a
+    split factor and all-reduced, the weights' second gathers and
+    reduce-scatters not charged). At dp=2 the table's two terms, one
+    pending over dp and tp, the other over dp, were each all-reduced over
+    dp (323 MB where 189 MB is charged): now summed while pending over dp."""
+    [(program, counted, charged)] = counted_and_charged(megatron_sized_step, tmp_path,
+                                                        *layout)
+    mismatches = ["%s %s: %d sent, %.0f charged" % (program, axis, counted[axis], charged[axis])
+                  for axis in ("dp", "tp", "pp")
+                  if abs(counted[axis] - charged[axis]) > SCALARS + RTOL * charged[axis]]
     assert counted["tp"] > 1e9
+    if AT_SCALE[layout]:
+        if not mismatches:
+            pytest.fail("now sends what was charged: drop the expected failure")
+        pytest.xfail(AT_SCALE[layout] + ": " + "; ".join(mismatches))
+    assert not mismatches

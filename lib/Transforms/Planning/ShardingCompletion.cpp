@@ -595,21 +595,26 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
     resultBytes += getSizeInBytes(result.getType());
     makesGradients &= wanted.contains(result);
   }
+  // The sums every operand holds pending: one pending over more axes than
+  // the others (a term already summed over the data axis and still over
+  // the tensor axis) finishes its other sums first.
   std::optional<unsigned> pending;
   for (Value operand : op->getOperands()) {
     if (!takesPendingSum(operand))
       continue;
     pendingBytes += getSizeInBytes(operand.getType());
     const TensorSharding *sharding = lookup(operand);
-    if (isConstantLike(operand) || !sharding || !sharding->partial ||
-        (pending && *pending != sharding->partial))
+    if (isConstantLike(operand) || !sharding)
       return std::nullopt;
+    unsigned sums = 0;
     for (StageAxis axis : {kDataAxis, kTensorAxis})
       if ((sharding->partial & axis) &&
-          sharding->getPartialKind(axis) != ReductionKind::sum)
-        return std::nullopt;
-    pending = sharding->partial;
+          sharding->getPartialKind(axis) == ReductionKind::sum)
+        sums |= axis;
+    pending = pending ? *pending & sums : sums;
   }
+  if (!pending || !*pending)
+    return std::nullopt;
   if (!keepPendingSums && !(resultBytes < pendingBytes) &&
       !(makesGradients && resultBytes <= pendingBytes))
     return std::nullopt;

@@ -1,6 +1,7 @@
 // RUN: dpc-opt %s --train --optimizer=sgd -o %t.mlir
 // RUN: dpc-opt %t.mlir --mesh=2 --dp=1 --tp=2 --pp=1 --zero=0 --partition --plan-report=%t.json -test-dpc-communication-volume | FileCheck %s
 // RUN: FileCheck %s --input-file=%t.json --check-prefix=CHARGED
+// RUN: dpc-opt %t.mlir --mesh=2x2 --dp=2 --tp=2 --pp=1 --zero=0 --partition -test-dpc-communication-volume | FileCheck %s --check-prefix=DPTP
 
 // A table kept split by column over tp, read by a lookup (split by column,
 // as the table) and, transposed, by an output projection that splits the
@@ -21,6 +22,17 @@
 // CHECK-SAME: dpc.sent_bytes = {dp = 4 : i64, pp = 0 : i64, tp = 5128 : i64}
 // CHARGED: "sent_bytes_per_step": {
 // CHARGED: "tp": 5120
+
+// Over dp as well, the projection's term is pending over dp and tp, the
+// lookup's over dp alone: the sum keeps what both hold pending (dp), the
+// first term's tp sum reduce-scattered before it, and the table's gradient
+// is all-reduced over dp once (2 KiB, as charged), not each term (4 KiB).
+// DPTP-LABEL: func.func @forward_backward
+// DPTP: dpc.reduce_scatter {{.*}} over @plan ["tp"] <sum> dim 1 {{.*}} : tensor<64x16xf32> -> tensor<64x8xf32>
+// DPTP: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}} : tensor<64x8xf32>
+// DPTP-NOT: dpc.all_reduce {{.*}} over @plan ["dp"] <sum> {{.*}} : tensor<{{64x8|1024}}xf32>
+// DPTP-LABEL: func.func @train_step
+// DPTP-SAME: dpc.sent_bytes = {dp = 2072 : i64, pp = 0 : i64, tp = 4612 : i64}
 dpc.mesh @plan ["pp"=1, "dp"=1, "tp"=2]
 func.func @forward(%tokens: tensor<8x4xi64> {dpc.input = "tokens"},
                    %labels: tensor<32xi64> {dpc.input = "labels"},
