@@ -124,6 +124,10 @@ AT_SCALE = {
     # distributed optimizer keeps fp32 shards and gathers bf16 copies), and
     # three weight gradients are all-reduced and sliced over dp.
     ("2x4", 2, 4, 1, 1): "ZeRO-1's updated shards gathered in fp32, charged in bf16",
+    ("8", 8, 1, 1, 3): None,
+    # Weight gradients' shards all-reduced over tp where their sums were
+    # made before the layout the plan reduces them in; not yet traced.
+    ("2x4", 2, 4, 1, 3): "dp x tp under ZeRO-3 sends more than charged over both axes",
 }
 
 
@@ -160,7 +164,7 @@ def test_megatron_sized_layers_send_what_the_plan_charged(megatron_sized_step, t
     mismatches = ["%s %s: %d sent, %.0f charged" % (program, axis, counted[axis], charged[axis])
                   for axis in ("dp", "tp", "pp")
                   if abs(counted[axis] - charged[axis]) > SCALARS + RTOL * charged[axis]]
-    assert counted["tp"] > 1e9
+    assert sum(counted.values()) > 1e9
     if AT_SCALE[layout]:
         if not mismatches:
             pytest.fail("now sends what was charged: drop the expected failure")

@@ -889,6 +889,37 @@ static void remakeParameterViewsForBackward(const TrainingGraph &graph) {
   }
 }
 
+/// Under ZeRO-3 a pointwise view of a parameter (its cast to the compute
+/// precision, its transpose), in either pass, runs on the rank's block of
+/// it (`blocks`), so that what is gathered is the view: a bf16 copy under
+/// mixed precision, half the bytes of the fp32 master, as Megatron-LM and
+/// DeepSpeed gather their compute copies.
+static void makeViewsOfBlocks(func::FuncOp func,
+                              llvm::DenseMap<Value, TensorSharding> blocks) {
+  MLIRContext *context = func.getContext();
+  auto isView = [](Operation *op) {
+    auto shardable = dyn_cast<ShardableOpInterface>(op);
+    return shardable && op->getNumOperands() == 1 && op->getNumResults() == 1 &&
+           isMemoryEffectFree(op) && shardable.getShardingRule().isPointwise();
+  };
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    auto it = blocks.find(op.getOperand(0));
+    // Only where every reader of the block is a view: a value read whole
+    // by another op as well is gathered once, for all of its readers.
+    if (!isView(&op) || it == blocks.end() ||
+        !llvm::all_of(op.getOperand(0).getUsers(), isView))
+      continue;
+    ShardingRule rule = cast<ShardableOpInterface>(&op).getShardingRule();
+    TensorSharding result = carryAlongFactors(
+        it->second, rule.getOperandFactors(0), rule.getResultFactors(0));
+    op.setAttr(DpcDialect::kShardingAttrName,
+               getShardingArrayAttr(context, {result}));
+    op.setAttr(DpcDialect::kOperandShardingsAttrName,
+               getShardingArrayAttr(context, {it->second}));
+    blocks[op.getResult(0)] = result;
+  }
+}
+
 void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
                                   const TrainingGraph &graph,
                                   const Cluster &cluster) {
@@ -934,15 +965,21 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   // where its forward ops read it and again for its backward ops (the
   // reshards insert-reshards makes per pass), so that no whole parameter
   // lives from one pass to the other.
-  if (plan.zeroStage >= 3)
+  if (plan.zeroStage >= 3) {
+    llvm::DenseMap<Value, TensorSharding> blocks;
     for (BlockArgument arg : forwardBackward.getArguments())
       if (forwardBackward.getArgAttr(arg.getArgNumber(),
-                                     DpcDialect::kParamAttrName))
-        forwardBackward.setArgAttr(
-            arg.getArgNumber(), DpcDialect::kShardingAttrName,
-            getShardingAttr(
-                module.getContext(),
-                backward.splitOverData(*backward.lookup(arg), arg.getType())));
+                                     DpcDialect::kParamAttrName)) {
+        TensorSharding block =
+            backward.splitOverData(*backward.lookup(arg), arg.getType());
+        forwardBackward.setArgAttr(arg.getArgNumber(),
+                                   DpcDialect::kShardingAttrName,
+                                   getShardingAttr(module.getContext(), block));
+        if (block.getSplitDim(kDataAxis) >= 0)
+          blocks[arg] = block;
+      }
+    makeViewsOfBlocks(forwardBackward, std::move(blocks));
+  }
 
   if (!trainStep)
     return;
