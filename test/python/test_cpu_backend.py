@@ -144,6 +144,44 @@ def test_compiled_ranks_equal_one_device(steps, exported, tmp_path, name, layout
     assert_equals_one_device(steps, exported, name, report, out)
 
 
+def test_weight_tied_across_stages_is_updated_on_both(tmp_path):
+    """GPT-2 style tied embedding and head over two pipeline stages, compiled
+    and run over their ranks: the first stage keeps the table, updates it,
+    and sends it to the second as each step begins. (Each stage took the
+    table as its own argument before, and the second's copy was never
+    updated: the losses left one device's from step 2 on.)"""
+    import torch
+    torch.manual_seed(0)
+    gpt = models.TinyGPT()
+    gpt.head.weight = gpt.tok.weight
+    spec = models.Spec(models.WithLoss(gpt), {"tokens": torch.randint(0, 50, (2, 8)),
+                                              "target": torch.randint(0, 50, (2, 8))},
+                       models._loss_outputs())
+    models.MODELS["tied_gpt"] = lambda: spec
+    try:
+        models.export("tied_gpt", str(tmp_path))
+    finally:
+        del models.MODELS["tied_gpt"]
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, str(tmp_path / "tied_gpt.onnx"), "--train", "--optimizer=adamw",
+                    *STEP_FLAGS, "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, str(tmp_path), "tied_gpt")
+    wanted = tools.signature(open(step).read(), function="train_step")["input"]
+    for key, shape in wanted.items():
+        if list(inputs[key].shape) != shape:
+            inputs[key] = np.stack([inputs[key], np.roll(inputs[key], 1, axis=-1)])
+    expected, losses = run_steps(step, inputs, hyper, STEPS, "fp32")
+    exact, _ = run_steps(step, inputs, hyper, STEPS, "fp64")
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(step, LAYOUTS["pp"], artifact)
+    init, data = write_inputs(step, inputs, tmp_path)
+    out = str(tmp_path / "out")
+    r, report = train_artifact(artifact, init, data, out)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_allclose(report["losses"], losses, rtol=1e-5)
+    assert_near_exact(load_outputs(out), expected, exact)
+
+
 def assert_near_exact(actual, expected, exact, bound=lambda key: 1e-5):
     """Each tensor of `actual` (the ranks') is within `bound(key)` of the
     exact (fp64) single-device step, relative in norm, or no farther from

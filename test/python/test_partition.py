@@ -449,15 +449,23 @@ def test_pipeline_with_tied_weights(tmp_path):
     r = subprocess.run([DPC_OPT, step, "--mesh=2", "--dp=1", "--tp=1", "--pp=2", "--partition",
                         "-o", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    # Both stages read the tied weight: the lookup on the first, the head on
-    # the last.
+    # The first stage keeps the tied weight (its lookup reads it, its update
+    # makes it) and sends it to the last as the step begins, whose head
+    # reads what it receives, not a copy of its own.
     text = open(path).read()
     for stage in (0, 1):
         program = text[text.index("func.func @train_step.stage%d(" % stage):]
         program = program[:program.index("\n  }\n")]
         weight = re.search(r'(%arg\d+): tensor<50x32xf32> \{dpc\.param = "net\.tok\.weight"',
                            program).group(1)
-        assert re.search(re.escape(weight) + r"\b", program[program.index("{\n"):]), stage
+        body = program[program.index("{\n"):]
+        if stage == 0:
+            assert re.search(r"dpc\.send %s over @plan \[\"pp\"\] shift 1 " % re.escape(weight),
+                             body)
+        else:
+            assert not re.search(re.escape(weight) + r"\b", body)
+            assert re.search(r"dpc\.recv over @plan \[\"pp\"\] shift 1 [^\n]*"
+                             r": tensor<50x32xf32>", body)
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)

@@ -565,6 +565,57 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
         }
       }
     }
+    // A parameter several stages read (a table tied to the output
+    // projection) is the first reader's, which updates it: that stage
+    // sends it to the others as the step begins, so that no stage reads a
+    // copy of it that the update never reaches.
+    for (BlockArgument arg : entry.getArguments()) {
+      if (!entry.getArgAttr(arg.getArgNumber(), DpcDialect::kParamAttrName))
+        continue;
+      std::map<int64_t, int64_t> readers;
+      for (int64_t position : readersOf(arg))
+        if (position != kEveryStage)
+          readers.try_emplace(deviceOf(position), position / *stages);
+      if (readers.size() < 2)
+        continue;
+      int64_t owner = readers.begin()->first;
+      Value copy = body.getArgument(arg.getArgNumber());
+      OpBuilder builder = OpBuilder::atBlockBegin(&body);
+      // (With the first micro-batch's forward pass of the chunk that
+      // reads it first, so that the schedule places it there.)
+      auto tag = [&](Operation *made, int64_t to, int64_t chunk) {
+        made->setAttr(DpcDialect::kPhaseAttrName,
+                      PhaseAttr::get(context, Phase::forward));
+        made->setAttr(kMicroBatchAttr, i64(0));
+        made->setAttr(DpcDialect::kStageAttrName, i64(s));
+        made->setAttr(kChunkAttr, i64(chunk));
+        made->setAttr(kMessageAttr,
+                      i64(messages
+                              .try_emplace({entry.getOperation(),
+                                            {arg.getArgNumber(), to}},
+                                           int64_t(messages.size()))
+                              .first->second));
+      };
+      if (s == owner) {
+        for (auto [to, chunk] : readers)
+          if (to != s) {
+            auto send = SendOp::create(builder, entry.getLoc(), copy, meshRef,
+                                       axes, builder.getI64IntegerAttr(to - s));
+            tag(send, to, readers[owner]);
+          }
+      } else if (readers.count(s)) {
+        auto recv =
+            RecvOp::create(builder, entry.getLoc(), copy.getType(), meshRef,
+                           axes, builder.getI64IntegerAttr(s - owner));
+        tag(recv, s, readers[s]);
+        if (ShardingAttr layout = getSharding(arg))
+          recv->setAttr(DpcDialect::kShardingAttrName,
+                        builder.getArrayAttr({layout}));
+        copy.replaceUsesWithIf(recv, [&](OpOperand &use) {
+          return copyStage.lookup(use.getOwner()) == s;
+        });
+      }
+    }
     // The results this stage computes.
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     llvm::BitVector foreign(ret.getNumOperands());

@@ -35,6 +35,21 @@ void copyPlacement(Operation *consumer, Operation *reshard) {
       reshard->setAttr(name, attr);
 }
 
+/// Whether `consumer` reads `producer`'s result on another pipeline stage
+/// in layout `want`, whose block is no larger than the block of `have`.
+bool isSentSmaller(Operation *producer, Operation *consumer, ShardingAttr have,
+                   ShardingAttr want, MeshOp mesh) {
+  auto from = producer->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
+  auto to = consumer->getAttrOfType<IntegerAttr>(DpcDialect::kStageAttrName);
+  auto type = producer->getNumResults() == 1
+                  ? dyn_cast<RankedTensorType>(producer->getResult(0).getType())
+                  : RankedTensorType();
+  if (!from || !to || from == to || !type || !mesh)
+    return false;
+  return getLocalType(want, type, mesh).getNumElements() <=
+         getLocalType(have, type, mesh).getNumElements();
+}
+
 bool isSameLayout(ShardingAttr a, ShardingAttr b, Operation *scope) {
   if (a == b)
     return true;
@@ -78,20 +93,25 @@ struct InsertReshardsPass
                 : FunctionOpInterface();
         bool isParameter = func && func.getArgAttr(arg.getArgNumber(),
                                                    DpcDialect::kParamAttrName);
+        // A value returned in another layout (a gradient reduced inside
+        // @forward_backward) is resharded where it is made, so that its
+        // collective starts as early as it can and buckets form in the
+        // order the values are made. So is a value another pipeline stage
+        // reads in a layout no larger (a sum pending over tp, such as the
+        // output projection's term of a table tied across stages): the
+        // stage sends its block.
+        Operation *producer = operand.get().getDefiningOp();
+        bool atProducer = producer && producer->getBlock() == op->getBlock() &&
+                          (op->hasTrait<mlir::OpTrait::ReturnLike>() ||
+                           isSentSmaller(producer, op, have, want, mesh));
+        Operation *placement = atProducer ? producer : op;
         ReshardOp &reshard =
             made[{operand.get(), getCanonicalSharding(want, mesh),
-                  op->getAttr(DpcDialect::kStageAttrName),
+                  placement->getAttr(DpcDialect::kStageAttrName),
                   isParameter ? op->getAttr(DpcDialect::kPhaseAttrName)
                               : Attribute()}];
         if (!reshard || reshard->getBlock() != op->getBlock()) {
           OpBuilder builder(op);
-          // A value returned in another layout (a gradient reduced inside
-          // @forward_backward) is resharded where it is made, so that its
-          // collective starts as early as it can and buckets form in the
-          // order the values are made.
-          Operation *producer = operand.get().getDefiningOp();
-          bool atProducer = op->hasTrait<mlir::OpTrait::ReturnLike>() &&
-                            producer && producer->getBlock() == op->getBlock();
           if (atProducer)
             builder.setInsertionPointAfter(producer);
           reshard =

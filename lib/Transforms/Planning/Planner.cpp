@@ -321,10 +321,12 @@ Search::GradientReduction Search::getGradientReduction(double elements,
   // splits the batch there: each rank makes the whole gradient, which is
   // reduce-scattered over the axis into the shards; the shards are then
   // reduced over the data axis as the other gradients are.
-  double gathered = std::min(partial.gathered, partial.elements);
-  if (gathered > 0.0 && t > 1)
-    add(CollectiveKind::ReduceScatter, gathered * bytesPerElement * t,
+  // (A weight kept on another pipeline stage, tied, counts here too: its
+  // term is reduced over tp before it is sent back.)
+  if (partial.gathered > 0.0 && t > 1)
+    add(CollectiveKind::ReduceScatter, partial.gathered * bytesPerElement * t,
         mesh.getGroup(kTensorAxis), t, reduction.sent.tensorAxis);
+  double gathered = std::min(partial.gathered, partial.elements);
   double wholeBytes =
       (elements - partial.elements + gathered) * bytesPerElement;
   double partialBytes = (partial.elements - gathered) * bytesPerElement;
@@ -572,6 +574,35 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   for (auto [stage, plan] : llvm::enumerate(result.stages))
     plan.chunks = ranges[stage];
 
+  // A parameter read on several stages (a table tied to the output
+  // projection) is kept by the first: each step it sends its copy in the
+  // compute precision to the others, and each sends back its gradient's
+  // term (reduced over tp first, a block per device), for the first to
+  // sum.
+  llvm::MapVector<Value, std::pair<double, SmallVector<unsigned, 2>>> readers;
+  for (auto [stage, plan] : llvm::enumerate(result.stages))
+    for (SegmentRange range : plan.chunks)
+      for (unsigned i = range.first; i < range.end; ++i)
+        for (auto [param, elements] : costs[i].parameterReads) {
+          auto &[perDevice, stages] = readers[param];
+          perDevice = elements;
+          if (!llvm::is_contained(stages, unsigned(stage)))
+            stages.push_back(stage);
+        }
+  SmallVector<double> tiedSent(p, 0.0);
+  double wireBytes = graph.getGradientCommunicationBytes();
+  for (auto &[param, read] : readers) {
+    auto &[elements, stages] = read;
+    if (stages.size() < 2)
+      continue;
+    unsigned owner = *llvm::min_element(stages);
+    for (unsigned stage : stages)
+      if (stage != owner) {
+        tiedSent[owner] += elements * wireBytes;
+        tiedSent[stage] += elements * wireBytes;
+      }
+  }
+
   // The stages of the partition found.
   double slowest = 0.0;
   for (auto [stage, plan] : llvm::enumerate(result.stages)) {
@@ -603,6 +634,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     plan.gradientSyncTime = reduction.time;
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
     plan.sent += reduction.sent;
+    plan.sent.stageAxis += tiedSent[stage];
     double bytesPerElement = graph.getGradientCommunicationBytes();
     // ZeRO-3 gathers every parameter for the forward pass of each
     // micro-batch, and those the backward pass reads again for it.

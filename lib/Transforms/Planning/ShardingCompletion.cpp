@@ -726,8 +726,16 @@ void Completion::complete(func::FuncOp func) {
     for (Value operand : op->getOperands())
       if (!isConstantLike(operand) && !isHeldBy(operand, stage, op))
         operandBytes += getSizeInBytes(operand.getType());
-    for (Value result : op->getResults())
-      resultBytes += getSizeInBytes(result.getType());
+    // A result whose sum is pending over tp is reduce-scattered before it
+    // is sent (insert-reshards), so a tp block of it crosses (the output
+    // projection's term of a table tied across stages).
+    for (Value result : op->getResults()) {
+      const TensorSharding *sharding = lookup(result);
+      resultBytes +=
+          getSizeInBytes(result.getType()) /
+          (sharding && (sharding->partial & kTensorAxis) ? plan.tensorParallel
+                                                         : 1);
+    }
     return operandBytes <= resultBytes;
   };
   for (Operation *op : llvm::reverse(ops)) {

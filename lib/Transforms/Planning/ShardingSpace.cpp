@@ -587,6 +587,17 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
         }
         cost.tensorPartialGradientElements += elements;
       }
+      for (Value param : graph.getParameterSources(operand)) {
+        std::optional<unsigned> node;
+        const TensorSharding *kept = getProducedSharding(param, choice, node);
+        if (kept && llvm::none_of(cost.parameterReads, [&](auto &read) {
+              return read.first == param;
+            }))
+          cost.parameterReads.push_back(
+              {param,
+               double(cast<ShapedType>(param.getType()).getNumElements()) /
+                   kept->getShards(mesh)});
+      }
       if (graph.isParameter(operand) && seenParams.insert(operand).second) {
         cost.parameterElements +=
             strategies[*from][choice[*from]].parameterElements;

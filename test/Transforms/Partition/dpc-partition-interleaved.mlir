@@ -43,7 +43,10 @@ func.func @step(%x: tensor<4xf32> {dpc.input = "x", dpc.sharding = #dpc.sharding
 // Stage 0 (positions 0 and 2): four forwards (Megatron-LM's warm-up of
 // 2 * (pp - 1 - stage) + (chunks - 1) * pp), then the backwards, chunk 1
 // (position 2) before chunk 0.
+// The weight every position reads is stage 0's (it updates it): sent to
+// stage 1 with the first micro-batch's forward pass.
 // CHECK-LABEL: func.func @step.stage0
+// CHECK: dpc.send %arg1 over @plan ["pp"] shift 1
 // CHECK: %[[H0A:.*]] = dpc.mul %arg0, %arg1 {{.*}}dpc.stage = 0
 // CHECK-NEXT: dpc.send %[[H0A]] over @plan ["pp"] shift 1
 // CHECK: %[[H0B:.*]] = dpc.mul %arg0, %arg1
@@ -63,18 +66,19 @@ func.func @step(%x: tensor<4xf32> {dpc.input = "x", dpc.sharding = #dpc.sharding
 // Stage 1 (positions 1 and 3): two forwards of chunk 0, then chunk 1's
 // forward and backward in turn; the recomputed exp runs here.
 // CHECK-LABEL: func.func @step.stage1
-// CHECK: %[[H0A:.*]] = dpc.recv over @plan ["pp"] shift 1
-// CHECK-NEXT: %[[H1A:.*]] = dpc.sub %[[H0A]], %arg1 {{.*}}dpc.stage = 1
+// CHECK: %[[W:.*]] = dpc.recv over @plan ["pp"] shift 1
+// CHECK-NEXT: %[[H0A:.*]] = dpc.recv over @plan ["pp"] shift 1
+// CHECK-NEXT: %[[H1A:.*]] = dpc.sub %[[H0A]], %[[W]] {{.*}}dpc.stage = 1
 // CHECK-NEXT: dpc.send %[[H1A]] over @plan ["pp"] shift -1
 // CHECK: %[[H1B:.*]] = dpc.sub
 // CHECK: %[[YA:.*]] = dpc.div
-// CHECK-NEXT: %[[D2A:.*]] = dpc.max %[[YA]], %arg1
+// CHECK-NEXT: %[[D2A:.*]] = dpc.max %[[YA]], %[[W]]
 // CHECK-NEXT: dpc.send %[[D2A]]
 // CHECK-NEXT: %[[RA:.*]] = dpc.exp %[[H1A]]
 // CHECK-NEXT: dpc.mul %[[RA]], %[[D2A]]
 // CHECK-NEXT: dpc.recv
 // CHECK-NEXT: %[[YB:.*]] = dpc.div
-// CHECK-NEXT: %[[D2B:.*]] = dpc.max %[[YB]], %arg1
+// CHECK-NEXT: %[[D2B:.*]] = dpc.max %[[YB]], %[[W]]
 // CHECK: dpc.exp %[[H1B]]
 // CHECK: dpc.pow %{{.*}}, %[[H0A]]
 // CHECK: dpc.pow

@@ -122,6 +122,10 @@ public:
     /// all; elements per device of those the backward pass reads.
     double parameterElements = 0.0, parameters = 0.0;
     double backwardParameterElements = 0.0;
+    /// Every parameter the segment reads, itself or through a view, with
+    /// its elements per device: one read on two pipeline stages (a table
+    /// tied to the output projection) crosses between them.
+    SmallVector<std::pair<Value, double>, 4> parameterReads;
   };
   SmallVector<SegmentCost> evaluate(ArrayRef<unsigned> choice) const;
 
