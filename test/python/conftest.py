@@ -30,6 +30,23 @@ def exported(tmp_path_factory):
     return {name: (out, models.export(name, out)) for name in models.MODELS}
 
 
+def export_tied_gpt(outdir):
+    """The bundled GPT with its head tied to its token embedding (GPT-2's
+    way), exported as `outdir`/tied_gpt.onnx; returns its metadata."""
+    import torch
+    torch.manual_seed(0)
+    gpt = models.TinyGPT()
+    gpt.head.weight = gpt.tok.weight
+    spec = models.Spec(models.WithLoss(gpt), {"tokens": torch.randint(0, 50, (2, 8)),
+                                              "target": torch.randint(0, 50, (2, 8))},
+                       models._loss_outputs())
+    models.MODELS["tied_gpt"] = lambda: spec
+    try:
+        return models.export("tied_gpt", str(outdir))
+    finally:
+        del models.MODELS["tied_gpt"]
+
+
 def build_steps(exported, outdir, *flags):
     """The AdamW step of every bundled model (dpc-opt --train), written into
     `outdir`: {name: path}. Skips when dpc-opt is not built."""

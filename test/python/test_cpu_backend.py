@@ -24,9 +24,9 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import build_steps, compile_artifact_once
+from conftest import build_steps, compile_artifact_once, export_tied_gpt
 
-from dpc import models, tensor_name, tools
+from dpc import tensor_name, tools
 from dpc.train import initial_inputs
 from dpc.train import train as run_steps
 
@@ -75,14 +75,21 @@ def steps(exported, tmp_path_factory):
 _reference = {}
 
 
+def stacked_micro_batches(step, inputs):
+    """`inputs` with each batch the step takes as 2 micro-batches stacked:
+    the exported batch, then it with its last axis rolled by one."""
+    wanted = tools.signature(open(step).read(), function="train_step")["input"]
+    for key, shape in wanted.items():
+        if list(inputs[key].shape) != shape:
+            inputs[key] = np.stack([inputs[key], np.roll(inputs[key], 1, axis=-1)])
+    return inputs
+
+
 def reference(steps, exported, name):
     """Initial values, batch, and the single-device steps (fp32, fp64)."""
     if name not in _reference:
         inputs, hyper = initial_inputs(steps[name], exported[name][0], name)
-        wanted = tools.signature(open(steps[name]).read(), function="train_step")["input"]
-        for key, shape in wanted.items():
-            if list(inputs[key].shape) != shape:
-                inputs[key] = np.stack([inputs[key], np.roll(inputs[key], 1, axis=-1)])
+        inputs = stacked_micro_batches(steps[name], inputs)
         count = MODEL_STEPS.get(name, STEPS)
         _reference[name] = (inputs, hyper,
                             run_steps(steps[name], inputs, hyper, count, "fp32"),
@@ -150,26 +157,12 @@ def test_weight_tied_across_stages_is_updated_on_both(tmp_path):
     and sends it to the second as each step begins. (Each stage took the
     table as its own argument before, and the second's copy was never
     updated: the losses left one device's from step 2 on.)"""
-    import torch
-    torch.manual_seed(0)
-    gpt = models.TinyGPT()
-    gpt.head.weight = gpt.tok.weight
-    spec = models.Spec(models.WithLoss(gpt), {"tokens": torch.randint(0, 50, (2, 8)),
-                                              "target": torch.randint(0, 50, (2, 8))},
-                       models._loss_outputs())
-    models.MODELS["tied_gpt"] = lambda: spec
-    try:
-        models.export("tied_gpt", str(tmp_path))
-    finally:
-        del models.MODELS["tied_gpt"]
+    export_tied_gpt(tmp_path)
     step = str(tmp_path / "step.mlir")
     subprocess.run([DPC_OPT, str(tmp_path / "tied_gpt.onnx"), "--train", "--optimizer=adamw",
                     *STEP_FLAGS, "-o", step], check=True)
     inputs, hyper = initial_inputs(step, str(tmp_path), "tied_gpt")
-    wanted = tools.signature(open(step).read(), function="train_step")["input"]
-    for key, shape in wanted.items():
-        if list(inputs[key].shape) != shape:
-            inputs[key] = np.stack([inputs[key], np.roll(inputs[key], 1, axis=-1)])
+    inputs = stacked_micro_batches(step, inputs)
     expected, losses = run_steps(step, inputs, hyper, STEPS, "fp32")
     exact, _ = run_steps(step, inputs, hyper, STEPS, "fp64")
     artifact = str(tmp_path / "model.dpc")

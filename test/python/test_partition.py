@@ -12,7 +12,7 @@ import subprocess
 
 import numpy as np
 import pytest
-from conftest import build_steps
+from conftest import build_steps, export_tied_gpt
 
 from dpc import models, tools
 from dpc.interpreter import interpret
@@ -426,18 +426,7 @@ def test_pipeline_with_tied_weights(tmp_path):
     looks the tokens up and the last projects onto the same weight. Its
     gradient, summed from both stages' contributions, and its update equal
     one device's."""
-    import torch
-    torch.manual_seed(0)
-    gpt = models.TinyGPT()
-    gpt.head.weight = gpt.tok.weight
-    spec = models.Spec(models.WithLoss(gpt), {"tokens": torch.randint(0, 50, (2, 8)),
-                                              "target": torch.randint(0, 50, (2, 8))},
-                       models._loss_outputs())
-    models.MODELS["tied_gpt"] = lambda: spec
-    try:
-        meta = models.export("tied_gpt", str(tmp_path))
-    finally:
-        del models.MODELS["tied_gpt"]
+    meta = export_tied_gpt(tmp_path)
     assert "net.head.weight" not in meta["params"]
     step = str(tmp_path / "step.mlir")
     subprocess.run([DPC_OPT, str(tmp_path / "tied_gpt.onnx"), "--train", "--optimizer=adamw",
