@@ -487,6 +487,12 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
   std::map<std::pair<Operation *, std::pair<unsigned, int64_t>>, int64_t>
       messages;
   // The pipeline positions reading `value`.
+  // The id of the message carrying `sender`'s value `index` (a result, or
+  // for the step itself an argument) to stage `to`.
+  auto getMessage = [&](Operation *sender, unsigned index, int64_t to) {
+    return messages.try_emplace({sender, {index, to}}, int64_t(messages.size()))
+        .first->second;
+  };
   auto readersOf = [&](Value value) {
     std::set<int64_t> readers;
     for (Operation *user : value.getUsers())
@@ -525,9 +531,7 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
           if (position != kEveryStage)
             readers.try_emplace(deviceOf(position), position / *stages);
         auto message = [&](int64_t to) {
-          return messages
-              .try_emplace({op, {unsigned(i), to}}, int64_t(messages.size()))
-              .first->second;
+          return getMessage(op, unsigned(i), to);
         };
         auto tag = [&](Operation *made, int64_t to, int64_t chunk) {
           for (StringRef name : {StringRef(DpcDialect::kPhaseAttrName),
@@ -578,7 +582,7 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
           readers.try_emplace(deviceOf(position), position / *stages);
       if (readers.size() < 2)
         continue;
-      int64_t owner = readers.begin()->first;
+      auto [owner, ownerChunk] = *readers.begin();
       Value copy = body.getArgument(arg.getArgNumber());
       OpBuilder builder = OpBuilder::atBlockBegin(&body);
       // (With the first micro-batch's forward pass of the chunk that
@@ -589,19 +593,15 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
         made->setAttr(kMicroBatchAttr, i64(0));
         made->setAttr(DpcDialect::kStageAttrName, i64(s));
         made->setAttr(kChunkAttr, i64(chunk));
-        made->setAttr(kMessageAttr,
-                      i64(messages
-                              .try_emplace({entry.getOperation(),
-                                            {arg.getArgNumber(), to}},
-                                           int64_t(messages.size()))
-                              .first->second));
+        made->setAttr(kMessageAttr, i64(getMessage(entry.getOperation(),
+                                                   arg.getArgNumber(), to)));
       };
       if (s == owner) {
         for (auto [to, chunk] : readers)
           if (to != s) {
             auto send = SendOp::create(builder, entry.getLoc(), copy, meshRef,
                                        axes, builder.getI64IntegerAttr(to - s));
-            tag(send, to, readers[owner]);
+            tag(send, to, ownerChunk);
           }
       } else if (readers.count(s)) {
         auto recv =

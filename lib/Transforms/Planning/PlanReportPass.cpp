@@ -52,6 +52,14 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
                                  "micro_batch_size");
       return signalPassFailure();
     }
+    // Optional: written only for a plan that recomputes attention.
+    Attribute attentionField = fields.get("recompute_attention");
+    auto attention = dyn_cast_or_null<BoolAttr>(attentionField);
+    if (attentionField && !attention) {
+      emitError(module.getLoc(), "dpc.plan's recompute_attention (")
+          << attentionField << ") is not true or false";
+      return signalPassFailure();
+    }
 
     // The planner reads the step without the explicit reshards; a copy
     // keeps the module as it is.
@@ -78,7 +86,6 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
     options.microBatchSize = integer("micro_batch_size");
     options.schedule = schedule;
     options.chunks = integer("chunks");
-    auto attention = fields.getAs<BoolAttr>("recompute_attention");
     options.recompute = recompute.getValue() ? Recomputation::Layers
                         : attention && attention.getValue()
                             ? Recomputation::Attention

@@ -84,9 +84,19 @@ struct RecomputeLayersPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto plan = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
-    auto recompute = plan ? plan.getAs<BoolAttr>("recompute") : BoolAttr();
-    auto attention =
-        plan ? plan.getAs<BoolAttr>("recompute_attention") : BoolAttr();
+    // Each optional; a field of another kind is refused, not read as off.
+    auto flag = [&](StringRef name, BoolAttr &value) {
+      Attribute field = plan ? plan.get(name) : Attribute();
+      value = dyn_cast_or_null<BoolAttr>(field);
+      if (field && !value)
+        emitError(module.getLoc(), "dpc.plan's ")
+            << name << " (" << field << ") is not true or false";
+      return !field || value;
+    };
+    BoolAttr recompute, attention;
+    if (!flag("recompute", recompute) ||
+        !flag("recompute_attention", attention))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (func.isExternal())
         continue;

@@ -115,7 +115,10 @@ private:
   /// Wants the operands of a pointwise op laid out as its wanted result is,
   /// where the op is their only reader, back from the wanted gradients.
   void wantOperandsOfWanted(ArrayRef<Operation *> ops);
-  void evaluate(Operation *op, Choice &choice) const;
+  /// Prices `choice` for `op`; `readerLayouts` holds, per result, the
+  /// layouts its pointwise readers will move it into (getImpliedByReader).
+  void evaluate(Operation *op, Choice &choice,
+                ArrayRef<SmallVector<TensorSharding, 1>> readerLayouts) const;
   /// The layout the reader of `use` takes it in when the reader is
   /// pointwise and another of its operands already lies split: that
   /// operand's layout, through the reader's rule.
@@ -250,7 +253,9 @@ static bool isReducedInto(const TensorSharding &result,
 
 /// Prices `choice` for `op`: the resharding of every operand from where it
 /// lies, and the op's compute on its share.
-void Completion::evaluate(Operation *op, Choice &choice) const {
+void Completion::evaluate(
+    Operation *op, Choice &choice,
+    ArrayRef<SmallVector<TensorSharding, 1>> readerLayouts) const {
   double reshardTime = 0.0;
   int mismatches = 0;
   for (auto [operand, wanted] :
@@ -316,17 +321,13 @@ void Completion::evaluate(Operation *op, Choice &choice) const {
   unsigned operandPartials = 0;
   for (const TensorSharding &operand : choice.operands)
     operandPartials |= operand.partial;
-  for (auto [result, sharding] :
-       llvm::zip_equal(op->getResults(), choice.results)) {
+  for (auto [result, sharding, implied] :
+       llvm::zip_equal(op->getResults(), choice.results, readerLayouts)) {
     double bytes = getSizeInBytes(result.getType());
-    bool movedByReader = false;
-    for (OpOperand &use : result.getUses())
-      if (std::optional<TensorSharding> implied = getImpliedByReader(use)) {
-        reshardTime += getReshardingTime(bytes, sharding, *implied, mesh);
-        movedByReader = true;
-      }
+    for (const TensorSharding &layout : implied)
+      reshardTime += getReshardingTime(bytes, sharding, layout, mesh);
     unsigned made = sharding.partial & ~operandPartials;
-    if (movedByReader || !made || wanted.contains(result) ||
+    if (!implied.empty() || !made || wanted.contains(result) ||
         llvm::all_of(result.getUsers(), [](Operation *user) {
           return user->hasTrait<dpc::OpTrait::KeepsPendingSums>();
         }))
@@ -378,6 +379,18 @@ static TensorSharding carryAlongFactors(const TensorSharding &sharding,
   return carried;
 }
 
+/// The sharding rule of `op` when it is pointwise and names every operand
+/// (elementwise ops, broadcasts, transposes, casts).
+static std::optional<ShardingRule> getPointwiseRule(Operation *op) {
+  auto shardable = dyn_cast<ShardableOpInterface>(op);
+  if (!shardable)
+    return std::nullopt;
+  ShardingRule rule = shardable.getShardingRule();
+  if (!rule.isPointwise() || rule.getNumOperands() != op->getNumOperands())
+    return std::nullopt;
+  return rule;
+}
+
 static bool isSplit(const TensorSharding &sharding) {
   return llvm::any_of(sharding.dims, [](unsigned axes) { return axes != 0; });
 }
@@ -386,30 +399,28 @@ std::optional<TensorSharding> Completion::getNaturalLayout(Value value,
                                                            int depth) const {
   if (const TensorSharding *have = lookup(value))
     return *have;
-  auto def = value.getDefiningOp<ShardableOpInterface>();
+  Operation *def = value.getDefiningOp();
   if (!def || depth == 0 || def->getNumResults() != 1)
     return std::nullopt;
-  ShardingRule rule = def.getShardingRule();
-  if (!rule.isPointwise() || rule.getNumOperands() != def->getNumOperands())
+  std::optional<ShardingRule> rule = getPointwiseRule(def);
+  if (!rule)
     return std::nullopt;
   for (auto [i, operand] : llvm::enumerate(def->getOperands())) {
     if (isConstantLike(operand))
       continue;
     std::optional<TensorSharding> layout = getNaturalLayout(operand, depth - 1);
     if (layout && isSplit(*layout))
-      return carryAlongFactors(*layout, rule.getOperandFactors(i),
-                               rule.getResultFactors(0));
+      return carryAlongFactors(*layout, rule->getOperandFactors(i),
+                               rule->getResultFactors(0));
   }
   return std::nullopt;
 }
 
 std::optional<TensorSharding>
 Completion::getImpliedByReader(OpOperand &use) const {
-  auto reader = dyn_cast<ShardableOpInterface>(use.getOwner());
-  if (!reader || lookup(use.getOwner()->getResult(0)))
-    return std::nullopt;
-  ShardingRule rule = reader.getShardingRule();
-  if (!rule.isPointwise() || rule.getNumOperands() != reader->getNumOperands())
+  Operation *reader = use.getOwner();
+  std::optional<ShardingRule> rule = getPointwiseRule(reader);
+  if (!rule || reader->getNumResults() != 1 || lookup(reader->getResult(0)))
     return std::nullopt;
   for (auto [k, other] : llvm::enumerate(reader->getOperands())) {
     if (k == use.getOperandNumber() || isConstantLike(other))
@@ -418,8 +429,8 @@ Completion::getImpliedByReader(OpOperand &use) const {
     // the derivative of an activation, from the stored activation.)
     std::optional<TensorSharding> layout = getNaturalLayout(other, 4);
     if (layout && isSplit(*layout))
-      return carryAlongFactors(*layout, rule.getOperandFactors(k),
-                               rule.getOperandFactors(use.getOperandNumber()));
+      return carryAlongFactors(*layout, rule->getOperandFactors(k),
+                               rule->getOperandFactors(use.getOperandNumber()));
   }
   return std::nullopt;
 }
@@ -438,9 +449,18 @@ static bool isBetter(double reshardA, int mismatchesA, double computeA,
 }
 
 void Completion::choose(Operation *op) {
+  // Where the results' pointwise readers will move them: the same for
+  // every candidate.
+  SmallVector<SmallVector<TensorSharding, 1>> readerLayouts;
+  for (Value result : op->getResults()) {
+    SmallVector<TensorSharding, 1> &layouts = readerLayouts.emplace_back();
+    for (OpOperand &use : result.getUses())
+      if (std::optional<TensorSharding> implied = getImpliedByReader(use))
+        layouts.push_back(std::move(*implied));
+  }
   Choice best;
   auto consider = [&](Choice candidate) {
-    evaluate(op, candidate);
+    evaluate(op, candidate, readerLayouts);
     if (candidate.wrongResults < best.wrongResults ||
         (candidate.wrongResults == best.wrongResults &&
          isBetter(candidate.reshardTime, candidate.mismatches,
@@ -629,22 +649,19 @@ void Completion::wantOperandsOfWanted(ArrayRef<Operation *> ops) {
   // split where it is made, each is reduce-scattered, or made split.
   llvm::DenseSet<Operation *> completed(ops.begin(), ops.end());
   for (Operation *op : llvm::reverse(ops)) {
-    auto shardable = dyn_cast<ShardableOpInterface>(op);
-    if (!shardable || op->getNumResults() != 1 || !isMemoryEffectFree(op))
+    if (op->getNumResults() != 1 || !isMemoryEffectFree(op))
       continue;
     auto it = wanted.find(op->getResult(0));
-    if (it == wanted.end())
-      continue;
-    ShardingRule rule = shardable.getShardingRule();
-    if (!rule.isPointwise() || rule.getNumOperands() != op->getNumOperands())
+    std::optional<ShardingRule> rule = getPointwiseRule(op);
+    if (it == wanted.end() || !rule)
       continue;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       Operation *def = operand.getDefiningOp();
       if (!def || !completed.contains(def) || !operand.hasOneUse() ||
           isConstant(operand) || wanted.contains(operand))
         continue;
-      wanted[operand] = carryAlongFactors(it->second, rule.getResultFactors(0),
-                                          rule.getOperandFactors(i));
+      wanted[operand] = carryAlongFactors(it->second, rule->getResultFactors(0),
+                                          rule->getOperandFactors(i));
     }
   }
 }
@@ -906,18 +923,19 @@ static void makeViewsOfBlocks(func::FuncOp func,
                               llvm::DenseMap<Value, TensorSharding> blocks) {
   MLIRContext *context = func.getContext();
   auto isView = [](Operation *op) {
-    auto shardable = dyn_cast<ShardableOpInterface>(op);
-    return shardable && op->getNumOperands() == 1 && op->getNumResults() == 1 &&
-           isMemoryEffectFree(op) && shardable.getShardingRule().isPointwise();
+    return op->getNumOperands() == 1 && op->getNumResults() == 1 &&
+           isMemoryEffectFree(op) && getPointwiseRule(op);
   };
   for (Operation &op : func.getBody().front().without_terminator()) {
+    if (!isView(&op))
+      continue;
     auto it = blocks.find(op.getOperand(0));
     // Only where every reader of the block is a view: a value read whole
     // by another op as well is gathered once, for all of its readers.
-    if (!isView(&op) || it == blocks.end() ||
+    if (it == blocks.end() ||
         !llvm::all_of(op.getOperand(0).getUsers(), isView))
       continue;
-    ShardingRule rule = cast<ShardableOpInterface>(&op).getShardingRule();
+    ShardingRule rule = *getPointwiseRule(&op);
     TensorSharding result = carryAlongFactors(
         it->second, rule.getOperandFactors(0), rule.getResultFactors(0));
     op.setAttr(DpcDialect::kShardingAttrName,

@@ -528,6 +528,15 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
           getProducedSharding(operand, choice, from);
       if (!produced)
         continue;
+      // The parameters the operand is (itself, or what it is a view of),
+      // each with the layout it is kept in.
+      SmallVector<std::pair<Value, const TensorSharding *>, 2> sources;
+      for (Value param : graph.getParameterSources(operand)) {
+        std::optional<unsigned> node;
+        if (const TensorSharding *kept =
+                getProducedSharding(param, choice, node))
+          sources.push_back({param, kept});
+      }
       bool weight = graph.isParameter(operand) ||
                     (operand.getDefiningOp() &&
                      strategies[*from][choice[*from]].oncePerStep);
@@ -572,13 +581,9 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
         // Kept split over the tensor axis (itself, or the parameter it is
         // a view of) and gathered for this op: a shard's worth per device,
         // reduce-scattered from the whole.
-        bool gathered =
-            llvm::any_of(graph.getParameterSources(operand), [&](Value param) {
-              std::optional<unsigned> node;
-              const TensorSharding *kept =
-                  getProducedSharding(param, choice, node);
-              return kept && kept->getSplitDim(kTensorAxis) >= 0;
-            });
+        bool gathered = llvm::any_of(sources, [](auto &source) {
+          return source.second->getSplitDim(kTensorAxis) >= 0;
+        });
         if (gathered) {
           elements /= mesh.getAxisSize(kTensorAxis);
           cost.tensorGatheredGradientElements += elements;
@@ -587,17 +592,13 @@ ShardingSpace::evaluate(ArrayRef<unsigned> choice) const {
         }
         cost.tensorPartialGradientElements += elements;
       }
-      for (Value param : graph.getParameterSources(operand)) {
-        std::optional<unsigned> node;
-        const TensorSharding *kept = getProducedSharding(param, choice, node);
-        if (kept && llvm::none_of(cost.parameterReads, [&](auto &read) {
-              return read.first == param;
-            }))
+      for (auto [param, kept] : sources)
+        if (llvm::none_of(cost.parameterReads,
+                          [&](auto &read) { return read.first == param; }))
           cost.parameterReads.push_back(
               {param,
                double(cast<ShapedType>(param.getType()).getNumElements()) /
                    kept->getShards(mesh)});
-      }
       if (graph.isParameter(operand) && seenParams.insert(operand).second) {
         cost.parameterElements +=
             strategies[*from][choice[*from]].parameterElements;

@@ -1,4 +1,8 @@
 // RUN: dpc-opt %s -dpc-recompute-layers | FileCheck %s
+// RUN: sed 's/{recompute = true}/{recompute = true, recompute_attention = 1 : i64}/' %s | not dpc-opt -dpc-recompute-layers 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: sed 's/{recompute = true}/{recompute = "on"}/' %s | not dpc-opt -dpc-recompute-layers 2>&1 | FileCheck %s --check-prefix=BADON
+// BAD: error: dpc.plan's recompute_attention (1 : i64) is not true or false
+// BADON: error: dpc.plan's recompute ("on") is not true or false
 
 // Two layers, h1 = tanh(x w) and y = tanh(h1 w), under a plan with
 // recomputation: the layers' inputs (x, an argument, and h1, marked

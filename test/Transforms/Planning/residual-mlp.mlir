@@ -15,6 +15,8 @@
 // RUN: sed 's/bucket_cap_bytes = [^,]*,/bucket_cap_bytes = -1.0 : f64,/' %t.planned.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=BADCAP
 // RUN: sed 's/bucket_cap_bytes = [^,]*,/bucket_cap_bytes = 1.0e+300 : f64,/' %t.planned.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=BADCAP
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=8 bucket-cap-mb=0" 2>&1 | FileCheck %s --check-prefix=PLANCAP
+// RUN: sed 's/recompute = false,/recompute = false, recompute_attention = "yes",/' %t.planned.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=BADATTENTION
+// RUN: sed 's/recompute = false,//' %t.planned.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=NORECOMPUTE
 // A step that accumulates two micro-batches of 8 fixes the plan's count:
 // the planner's micro-batches are the step's, not a second loop inside it.
 // RUN: dpc-opt %s --train --micro-batches=2 -o %t.micro.mlir
@@ -64,6 +66,8 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // PLAN: module attributes {dpc.plan = {bucket_cap_bytes = 2.621440e+07 : f64, chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, memory_limit_bytes = {{.*}} : f64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, peak_memory_bytes = {{.*}} : f64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
 // REPORT: plan for 8 devices (mesh 2x4, cluster h100-sxm): dp=2 tp=4 pp=1 (dp innermost)
 // NOPLAN: error: the module has no plan (dpc.plan): run -dpc-plan first
+// BADATTENTION: error: dpc.plan's recompute_attention ("yes") is not true or false
+// NORECOMPUTE: error: dpc.plan lacks its schedule, recompute or micro_batch_size
 // BADCAP: error: dpc.plan's bucket_cap_bytes ({{.*}}) is outside (0, 1e6 MiB]
 // PLANCAP: error: --bucket-cap-mb=0.00 is outside (0, 1e6]
 
