@@ -458,3 +458,28 @@ def test_pipeline_with_tied_weights(tmp_path):
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("zero", [1, 2])
+def test_zero_sharded_masters_train_as_whole_ones(exported, tmp_path, zero):
+    """Under mixed precision (bf16 copies of fp32 masters) ZeRO-1/2 keep
+    each rank's block of the masters and gather the bf16 copies cast from
+    the blocks, where ZeRO-0 keeps whole masters and casts them. A block's
+    cast is the whole's cast's block, so after 3 AdamW steps on the GPT over
+    dp2 x tp2 the losses, masters and moments are ZeRO-0's."""
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
+                    "--optimizer=adamw", "--precision=bf16", "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
+    whole, sharded = str(tmp_path / "zero0.mlir"), str(tmp_path / "sharded.mlir")
+    partition(step, whole, "2x2", 2, 2, 0)
+    text = partition(step, sharded, "2x2", 2, 2, zero)
+    train_step = text[text.index("func.func @train_step"):]
+    # Every weight matrix's master arrives as a block over dp.
+    masters = re.findall(r'tensor<\d+x\d+xf32> \{dpc\.param = "([^"]+)", '
+                         r'dpc\.sharding = #dpc\.sharding<@plan, \[([^]]*)\]', train_step)
+    assert masters and all("dp" in layout for _, layout in masters), masters
+    expected, losses = train(whole, inputs, hyper, "fp32")
+    actual, actual_losses = train(sharded, inputs, hyper, "fp32")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-6)
+    assert_same(expected, actual, rtol=1e-5, atol=1e-7)

@@ -82,26 +82,51 @@ private:
 
 /// Reduces the pending partial axes `axes` (all of `kind`): those the target
 /// splits a dimension over, right after the axes already splitting it, with
-/// a reduce-scatter on that dimension, the rest with an all-reduce.
+/// a reduce-scatter on that dimension, the rest with an all-reduce. Of
+/// several reduce-scatters the one over the innermost axes goes first: an
+/// inner axis is the faster link (the node's), and each later one reduces
+/// a block that many times smaller.
 void Lowering::reduce(Layout &have, const Layout &want, ReductionKind kind,
                       Axes axes) {
-  for (auto [dim, wanted] : llvm::enumerate(want.dims)) {
-    Axes &held = have.dims[dim];
-    if (!startsWith(wanted, held) || wanted.size() == held.size())
-      continue;
-    Axes extra(ArrayRef<StringRef>(wanted).drop_front(held.size()));
-    if (!llvm::all_of(extra,
-                      [&](StringRef a) { return llvm::is_contained(axes, a); }))
-      continue;
-    int64_t group = getGroupSize(extra);
+  auto position = [&](StringRef axis) {
+    ArrayRef<Attribute> names = mesh.getAxisNames().getValue();
+    return llvm::find_if(names,
+                         [&](Attribute name) {
+                           return cast<StringAttr>(name).getValue() == axis;
+                         }) -
+           names.begin();
+  };
+  for (;;) {
+    std::optional<unsigned> next;
+    Axes nextAxes;
+    int64_t innermost = -1;
+    for (auto [dim, wanted] : llvm::enumerate(want.dims)) {
+      const Axes &held = have.dims[dim];
+      if (!startsWith(wanted, held) || wanted.size() == held.size())
+        continue;
+      Axes extra(ArrayRef<StringRef>(wanted).drop_front(held.size()));
+      if (!llvm::all_of(
+              extra, [&](StringRef a) { return llvm::is_contained(axes, a); }))
+        continue;
+      int64_t inner = 0;
+      for (StringRef axis : extra)
+        inner = std::max<int64_t>(inner, position(axis));
+      if (inner > innermost) {
+        next = dim;
+        nextAxes = extra;
+        innermost = inner;
+      }
+    }
+    if (!next)
+      break;
     value = ReduceScatterOp::create(
-        builder, loc, scaled(dim, 1, group), value, getMeshRef(),
-        getAxesAttr(extra), ReductionKindAttr::get(builder.getContext(), kind),
-        builder.getI64IntegerAttr(dim));
-    held = wanted;
-    llvm::erase_if(axes,
-                   [&](StringRef a) { return llvm::is_contained(extra, a); });
-    break;
+        builder, loc, scaled(*next, 1, getGroupSize(nextAxes)), value,
+        getMeshRef(), getAxesAttr(nextAxes),
+        ReductionKindAttr::get(builder.getContext(), kind),
+        builder.getI64IntegerAttr(*next));
+    have.dims[*next] = want.dims[*next];
+    llvm::erase_if(
+        axes, [&](StringRef a) { return llvm::is_contained(nextAxes, a); });
   }
   if (!axes.empty())
     value = AllReduceOp::create(

@@ -84,7 +84,8 @@ public:
     modelFlops = 3 * forward * graph.getStepMicroBatches();
     backwardFactor = forward > 0 ? 1.0 + backward / forward : 3.0;
     modelStateBytes = {graph.getParameterBytes(), graph.getGradientBytes(),
-                       graph.getOptimizerBytes(), graph.getComputeCopyBytes()};
+                       graph.getOptimizerBytes(), graph.getComputeCopyBytes(),
+                       graph.getCopiedMasterBytes()};
     // Recomputation checkpoints each layer's input (Megatron-LM's full
     // recomputation): a repeated layer of several segments keeps only the
     // output of its last.
@@ -139,11 +140,15 @@ private:
                                    ArrayRef<SegmentRange> chunks,
                                    int64_t microBatches,
                                    const PipelineVariant &variant) const;
-  /// The model state of `elements` parameter elements on one device.
+  /// The model state of `elements` parameter elements on one device, in
+  /// a step of `microBatches` (the program shards the masters of compute
+  /// copies under ZeRO-1/2 where it gathers the copies once: in a step of
+  /// one micro-batch).
   MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
-                                int zeroStage) const {
+                                int zeroStage, int64_t microBatches) const {
     return getModelStateMemory(elements, modelStateBytes, zeroStage,
-                               mesh.getDataParallel());
+                               mesh.getDataParallel(),
+                               microBatches == 1 && mesh.getStages() == 1);
   }
   /// A step time no split of `segments` into stages can beat: the
   /// pipeline of a slowest stage that takes at least its share of the work
@@ -151,10 +156,12 @@ private:
   double getStepTimeLowerBound(ArrayRef<SegmentPlan> segments,
                                const StageMesh &mesh, int64_t microBatches,
                                const PipelineVariant &variant) const;
-  /// What each segment costs a device under `variant`.
+  /// What each segment costs a device under `variant`, in a step of
+  /// `microBatches`.
   SmallVector<SegmentPlan>
   getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
-                  const StageMesh &mesh, const PipelineVariant &variant) const;
+                  const StageMesh &mesh, int64_t microBatches,
+                  const PipelineVariant &variant) const;
 
   const TrainingGraph &graph;
   const LayerSegmentation &segmentation;
@@ -257,7 +264,7 @@ double Search::getStepTimeLowerBound(ArrayRef<SegmentPlan> segments,
 
 SmallVector<SegmentPlan>
 Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
-                        const StageMesh &mesh,
+                        const StageMesh &mesh, int64_t microBatches,
                         const PipelineVariant &variant) const {
   // Recomputing layers runs the forward once more, and its collectives;
   // recomputing attention, the ops of its core once more.
@@ -270,7 +277,8 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
     segment.computeTime = cost.computeTime * computeFactor;
     segment.communicationTime = cost.communicationTime * communicationFactor;
     segment.modelStateBytes =
-        getModelState(cost.parameterElements, mesh, variant.zeroStage)
+        getModelState(cost.parameterElements, mesh, variant.zeroStage,
+                      microBatches)
             .getModelState();
     segment.activationBytes = cost.activationBytes;
     if (layers)
@@ -497,7 +505,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         working =
             std::max(working, largestIn(largestLayer, range.first, range.end));
     }
-    MemoryBreakdown memory = getModelState(elements, mesh, z);
+    MemoryBreakdown memory = getModelState(elements, mesh, z, microBatches);
     memory.activations = inFlightOf[stage] * stored + working;
     memory.temporaries = temporary;
     double parameterBytes = elements * graph.getGradientCommunicationBytes();
@@ -834,7 +842,7 @@ FailureOr<Plan> Search::run(std::string &error) {
                 continue;
               ++configurations;
               SmallVector<SegmentPlan> segments =
-                  getSegmentPlans(costs, mesh, variant);
+                  getSegmentPlans(costs, mesh, microBatches, variant);
               // Pipelines that cannot beat the best plan need no stages.
               if (best && getStepTimeLowerBound(segments, mesh, microBatches,
                                                 variant) >= best->stepTime)

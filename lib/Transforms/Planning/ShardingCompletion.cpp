@@ -14,6 +14,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <limits>
 
@@ -914,18 +915,24 @@ static void remakeParameterViewsForBackward(const TrainingGraph &graph) {
   }
 }
 
-/// Under ZeRO-3 a pointwise view of a parameter (its cast to the compute
-/// precision, its transpose), in either pass, runs on the rank's block of
-/// it (`blocks`), so that what is gathered is the view: a bf16 copy under
-/// mixed precision, half the bytes of the fp32 master, as Megatron-LM and
-/// DeepSpeed gather their compute copies.
+/// Under ZeRO a pointwise view of a parameter block (its cast to the
+/// compute precision, its transpose), in either pass, runs on the rank's
+/// block of it (`blocks`), so that what is gathered is the view: a bf16
+/// copy under mixed precision, half the bytes of the fp32 master, as
+/// Megatron-LM and DeepSpeed gather their compute copies. With
+/// `gatherOnce` (ZeRO-1/2) each view the step reads is gathered over the
+/// data axis once, where it is made, and every reader takes its layout
+/// from that whole copy: left to the readers, a forward and a backward
+/// reader wanting other tensor-parallel layouts would each gather it.
 static void makeViewsOfBlocks(func::FuncOp func,
-                              llvm::DenseMap<Value, TensorSharding> blocks) {
+                              llvm::DenseMap<Value, TensorSharding> blocks,
+                              bool gatherOnce) {
   MLIRContext *context = func.getContext();
   auto isView = [](Operation *op) {
     return op->getNumOperands() == 1 && op->getNumResults() == 1 &&
            isMemoryEffectFree(op) && getPointwiseRule(op);
   };
+  SmallVector<Operation *> madeOnBlocks;
   for (Operation &op : func.getBody().front().without_terminator()) {
     if (!isView(&op))
       continue;
@@ -943,6 +950,32 @@ static void makeViewsOfBlocks(func::FuncOp func,
     op.setAttr(DpcDialect::kOperandShardingsAttrName,
                getShardingArrayAttr(context, {it->second}));
     blocks[op.getResult(0)] = result;
+    madeOnBlocks.push_back(&op);
+  }
+  if (!gatherOnce)
+    return;
+  llvm::DenseSet<Operation *> onBlocks(madeOnBlocks.begin(),
+                                       madeOnBlocks.end());
+  for (Operation *view : madeOnBlocks) {
+    Value block = view->getResult(0);
+    if (llvm::all_of(block.getUsers(),
+                     [&](Operation *user) { return onBlocks.contains(user); }))
+      continue;
+    TensorSharding whole = blocks.lookup(block);
+    for (unsigned &axes : whole.dims)
+      axes &= ~unsigned(kDataAxis);
+    whole.dataMinor = false;
+    OpBuilder builder(view->getContext());
+    builder.setInsertionPointAfter(view);
+    auto gathered = ReshardOp::create(builder, view->getLoc(), block,
+                                      getShardingAttr(context, whole));
+    for (StringRef name :
+         {DpcDialect::kPhaseAttrName, DpcDialect::kStageAttrName})
+      if (Attribute attr = view->getAttr(name))
+        gathered->setAttr(name, attr);
+    block.replaceUsesWithIf(gathered, [&](OpOperand &use) {
+      return use.getOwner() != gathered && !onBlocks.contains(use.getOwner());
+    });
   }
 }
 
@@ -990,21 +1023,33 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   // passes: @forward_backward takes the blocks and gathers each parameter
   // where its forward ops read it and again for its backward ops (the
   // reshards insert-reshards makes per pass), so that no whole parameter
-  // lives from one pass to the other.
-  if (plan.zeroStage >= 3) {
+  // lives from one pass to the other. ZeRO-1/2 keep only the block of a
+  // master the step reads through its compute copy (its bf16 cast), as
+  // Megatron-LM's distributed optimizer does: the copy is gathered once
+  // and read whole by both passes. (Only in a step of one micro-batch:
+  // each micro-batch would gather the copy again, which for more than two
+  // sends more than the master's gather after the update.)
+  llvm::StringSet<> blockedParams;
+  bool shardCopiedMasters = calls <= 1;
+  if (plan.zeroStage >= 1) {
     llvm::DenseMap<Value, TensorSharding> blocks;
-    for (BlockArgument arg : forwardBackward.getArguments())
-      if (forwardBackward.getArgAttr(arg.getArgNumber(),
-                                     DpcDialect::kParamAttrName)) {
-        TensorSharding block =
-            backward.splitOverData(*backward.lookup(arg), arg.getType());
-        forwardBackward.setArgAttr(arg.getArgNumber(),
-                                   DpcDialect::kShardingAttrName,
-                                   getShardingAttr(module.getContext(), block));
-        if (block.getSplitDim(kDataAxis) >= 0)
-          blocks[arg] = block;
-      }
-    makeViewsOfBlocks(forwardBackward, std::move(blocks));
+    for (BlockArgument arg : forwardBackward.getArguments()) {
+      auto name = forwardBackward.getArgAttrOfType<StringAttr>(
+          arg.getArgNumber(), DpcDialect::kParamAttrName);
+      if (!name || (plan.zeroStage < 3 &&
+                    !(shardCopiedMasters && graph.getComputeCopy(arg))))
+        continue;
+      TensorSharding block =
+          backward.splitOverData(*backward.lookup(arg), arg.getType());
+      forwardBackward.setArgAttr(arg.getArgNumber(),
+                                 DpcDialect::kShardingAttrName,
+                                 getShardingAttr(module.getContext(), block));
+      blockedParams.insert(name.getValue());
+      if (block.getSplitDim(kDataAxis) >= 0)
+        blocks[arg] = block;
+    }
+    makeViewsOfBlocks(forwardBackward, std::move(blocks),
+                      /*gatherOnce=*/plan.zeroStage < 3);
   }
 
   if (!trainStep)
@@ -1036,8 +1081,9 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
     auto it = paramShardings.find(name);
     TensorSharding sharding =
         it == paramShardings.end() ? replicatedLike(value) : it->second;
-    return plan.zeroStage >= 3 ? step.splitOverData(sharding, value.getType())
-                               : sharding;
+    return blockedParams.contains(name)
+               ? step.splitOverData(sharding, value.getType())
+               : sharding;
   };
   auto stageOf = [&](StringRef name) -> std::optional<int64_t> {
     auto it = paramStages.find(name);

@@ -201,28 +201,18 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
 
   // Model state per parameter element, from the step's own arguments.
   double paramElements = 0, paramBytes = 0, optBytes = 0, wireBytes = 0,
-         copyBytes = 0;
+         copyBytes = 0, copiedBytes = 0;
   for (BlockArgument arg : func.getArguments())
     if (graph.isParameter(arg)) {
       double elements = cast<ShapedType>(arg.getType()).getNumElements();
       paramElements += elements;
       paramBytes += getSizeInBytes(arg.getType());
-      // The precision the forward computes with: that of the one forward
-      // user when it only changes the element type.
+      // The precision the forward computes with: its compute copy's.
       double wire = getElementBytes(arg.getType());
-      SmallVector<Operation *> users;
-      for (Operation *user : arg.getUsers())
-        if (graph.forwardSet.contains(user))
-          users.push_back(user);
-      if (users.size() == 1 && users.front()->getNumResults() == 1 &&
-          users.front()->getNumOperands() == 1) {
-        auto result =
-            cast<ShapedType>(users.front()->getResult(0).getType());
-        if (result.getShape() == cast<ShapedType>(arg.getType()).getShape() &&
-            getElementBytes(result) < wire) {
-          wire = getElementBytes(result);
-          copyBytes += elements * wire;
-        }
+      if (Operation *copy = graph.getComputeCopy(arg)) {
+        wire = getElementBytes(copy->getResult(0).getType());
+        copyBytes += elements * wire;
+        copiedBytes += getSizeInBytes(arg.getType());
       }
       wireBytes += elements * wire;
     }
@@ -235,10 +225,33 @@ FailureOr<TrainingGraph> TrainingGraph::get(ModuleOp module,
     graph.optimizerBytes = optBytes / paramElements;
     graph.gradientWireBytes = wireBytes / paramElements;
     graph.computeCopyBytes = copyBytes / paramElements;
+    graph.copiedMasterBytes = copiedBytes / paramElements;
   }
   graph.stateBytes = graph.parameterBytes + graph.computeCopyBytes +
                      graph.gradientBytes + graph.optimizerBytes;
   return graph;
+}
+
+Operation *TrainingGraph::getComputeCopy(Value param) const {
+  if (!isParameter(param))
+    return nullptr;
+  Operation *copy = nullptr;
+  for (Operation *user : param.getUsers()) {
+    if (!forwardSet.contains(user))
+      continue;
+    if (copy)
+      return nullptr;
+    copy = user;
+  }
+  if (!copy || copy->getNumResults() != 1 || copy->getNumOperands() != 1 ||
+      !isMemoryEffectFree(copy))
+    return nullptr;
+  auto from = cast<ShapedType>(param.getType());
+  auto to = dyn_cast<ShapedType>(copy->getResult(0).getType());
+  return to && to.getShape() == from.getShape() &&
+                 getElementBytes(to) < getElementBytes(from)
+             ? copy
+             : nullptr;
 }
 
 SmallVector<Value, 2> TrainingGraph::getParameterSources(Value value) const {

@@ -73,7 +73,8 @@ func.func @reshards(
         tensor<f32> {dpc.sharding = #dpc.sharding<@plan, []>},
         tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [*, *]>},
         tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *], partial = [tp : sum]>},
-        tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *], partial = [tp : mean]>}) {
+        tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *], partial = [tp : mean]>},
+        tensor<8x16xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, tp]>}) {
   // A pending sum split over the axis it is pending on: reduce-scatter.
   // CHECK: dpc.reduce_scatter %{{.*}} over @plan ["dp"] <sum> dim 0 : tensor<8x16xf32> -> tensor<4x16xf32>
   %0 = dpc.reshard %p <@plan, [dp, *]> : tensor<8x16xf32>
@@ -99,9 +100,14 @@ func.func @reshards(
   %7 = dpc.reshard %tpsum <@plan, [dp, *], partial = [tp : sum]> : tensor<8x16xf32>
   // A value held whole is its own mean: nothing to do for the mean over tp.
   // CHECK: dpc.all_slice %{{.*}} over @plan ["dp"] dim 0 : tensor<8x16xf32> -> tensor<4x16xf32>
-  // CHECK-NEXT: return
   %8 = dpc.reshard %whole <@plan, [dp, *], partial = [tp : mean]> : tensor<8x16xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<f32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
+  // A sum pending over both axes, scattered over each into its own
+  // dimension: over the inner axis (tp, the node's link) first, so that
+  // the outer one reduces a quarter of the value, not all of it.
+  // CHECK-NEXT: %[[INNER:.*]] = dpc.reduce_scatter %{{.*}} over @plan ["tp"] <sum> dim 1 : tensor<8x16xf32> -> tensor<8x4xf32>
+  // CHECK-NEXT: dpc.reduce_scatter %[[INNER]] over @plan ["dp"] <sum> dim 0 : tensor<8x4xf32> -> tensor<4x4xf32>
+  %9 = dpc.reshard %tpsum <@plan, [dp, tp]> : tensor<8x16xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<f32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
 
 // -----

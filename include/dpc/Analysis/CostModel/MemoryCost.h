@@ -29,6 +29,11 @@ struct ModelStateBytes {
   /// `parameter` (2 for bf16 when `parameter` is the fp32 master itself);
   /// sharded with the parameters.
   double computeCopy = 0.0;
+  /// Of `parameter`, the bytes of masters that have a compute copy (all of
+  /// it under mixed precision): read only by the optimizer and the copy,
+  /// ZeRO-1/2 shard them as the optimizer state where the step gathers the
+  /// copy once (Megatron-LM's distributed optimizer).
+  double copiedMaster = 0.0;
 
   /// Pure fp32 training with Adam: 4 + 4 + 8.
   static ModelStateBytes fp32Adam() { return {4.0, 4.0, 8.0}; }
@@ -63,10 +68,13 @@ struct MemoryBreakdown {
 /// Model state of `parameters` parameters (those of the device's stage and
 /// tensor-parallel shard) data-parallel over `dataParallel` devices: ZeRO
 /// stage 0 replicates everything, 1 shards the optimizer state, 2 also the
-/// gradients, 3 also the parameters.
+/// gradients, 3 also the parameters. `shardCopiedMasters`: ZeRO-1/2 shard
+/// the masters of compute copies too (dpc does in a step of one
+/// micro-batch).
 MemoryBreakdown getModelStateMemory(double parameters,
                                     const ModelStateBytes &bytes, int zeroStage,
-                                    int64_t dataParallel);
+                                    int64_t dataParallel,
+                                    bool shardCopiedMasters = false);
 
 /// Stored activations of `layers` layers for `microBatchesInFlight`
 /// micro-batches, each layer storing `layerActivationBytes` for its

@@ -47,6 +47,11 @@ public:
   /// The parameters `value` is: itself, or those the view that makes it is
   /// made from (none for any other value).
   SmallVector<Value, 2> getParameterSources(Value value) const;
+  /// The forward op that makes parameter `param`'s copy in the compute
+  /// precision (its one forward reader, which only narrows its element
+  /// type: a cast to bf16 under mixed precision), or null: `param` is then
+  /// read as it is kept.
+  Operation *getComputeCopy(Value param) const;
   /// Whether the backward pass reads `value` (a parameter), itself or
   /// through a parameter view: ZeRO-3 gathers such a parameter again for
   /// the backward pass.
@@ -115,6 +120,10 @@ public:
   /// precision (bf16 under mixed precision): made once per step and read
   /// by every micro-batch's forward and backward, so held all step.
   double getComputeCopyBytes() const { return computeCopyBytes; }
+  /// Bytes per parameter element of the masters that have a compute copy:
+  /// read only by the optimizer and the copy, ZeRO-1 and up shard them
+  /// with the optimizer state.
+  double getCopiedMasterBytes() const { return copiedMasterBytes; }
   double getGradientBytes() const { return gradientBytes; }
   double getOptimizerBytes() const { return optimizerBytes; }
   /// Bytes per gradient element on the wire: gradients are reduced in the
@@ -137,7 +146,8 @@ private:
   int64_t batchSize = 1;
   int64_t stepMicroBatches = 1;
   double stateBytes = 0, parameterBytes = 4, gradientBytes = 4,
-         optimizerBytes = 0, gradientWireBytes = 4, computeCopyBytes = 0;
+         optimizerBytes = 0, gradientWireBytes = 4, computeCopyBytes = 0,
+         copiedMasterBytes = 0;
 };
 
 } // namespace mlir::dpc
