@@ -606,19 +606,22 @@ def test_scaling_against_one_rank(steps, exported, tmp_path):
         report["samples_per_second"] / (2 * report["one_rank_samples_per_second"]))
 
 
-def test_bf16_loss_curve(exported, tmp_path):
+@pytest.mark.parametrize("layout", ["dp", "dp-tp-zero1"])
+def test_bf16_loss_curve(exported, tmp_path, layout):
     """Mixed precision (bf16 compute, fp32 master weights) compiled for two
-    data-parallel ranks follows the interpreter's bf16 loss curve: every
-    f16/bf16 result is rounded to its type, in loops and after kernels, as
-    the interpreter rounds after every op. The GEMMs sum in another order
-    before rounding, so the curves agree to 1e-4, not to the bit."""
+    data-parallel ranks, and for dp2 x tp2 under ZeRO-1 (each rank keeps
+    its block of the masters and gathers bf16 copies), follows the
+    interpreter's bf16 loss curve: every f16/bf16 result is rounded to its
+    type, in loops and after kernels, as the interpreter rounds after every
+    op. The GEMMs sum in another order before rounding, so the curves agree
+    to 1e-4, not to the bit."""
     step = str(tmp_path / "step.mlir")
     subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
                     "--optimizer=adamw", "--precision=bf16", "-o", step], check=True)
     inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
     _, losses = run_steps(step, inputs, hyper, 5, "fp32")
     artifact = str(tmp_path / "model.dpc")
-    compile_artifact(step, LAYOUTS["dp"], artifact)
+    compile_artifact(step, LAYOUTS[layout], artifact)
     init, data = write_inputs(step, inputs, tmp_path)
     r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), steps=5)
     assert r.returncode == 0, r.stderr
