@@ -49,29 +49,24 @@ bool isUnusedBefore(Operation *op, Operation *point) {
   });
 }
 
-/// Whether `value` is an argument of `block`: ready wherever in it.
-bool isArgumentOf(Block &block, Value value) {
-  auto argument = dyn_cast<BlockArgument>(value);
-  return argument && argument.getOwner() == &block;
-}
-
 /// Whether `op` is bucketed where its bucket opens: a gather of an
-/// argument of its block.
+/// argument of its block, or of a view made from arguments alone (ZeRO's
+/// bf16 copy of a parameter block), ready wherever it is made.
 template <typename Op> bool isBucketedEarly(Op op) {
   if constexpr (std::is_same_v<Op, AllGatherOp>)
-    return isArgumentOf(*op->getBlock(), op.getInput());
+    return isMadeFromArguments(*op->getBlock(), op.getInput());
   return false;
 }
 
-/// Moves each gather of an argument of `block` to just before its first
-/// reader: where it was made may be far earlier (the backward pass's
-/// transposed weights are made where it begins, and moved to their readers
-/// only as consumers of the gather).
+/// Moves each gather of arguments of `block` (with the view it gathers) to
+/// just before its first reader: where it was made may be far earlier (the
+/// backward pass's transposed weights are made where it begins, and moved
+/// to their readers only as consumers of the gather).
 void placeArgumentGathers(Block &block) {
   for (AllGatherOp gather : llvm::to_vector(block.getOps<AllGatherOp>()))
-    if (isArgumentOf(block, gather.getInput()) && !gather.getAsync())
+    if (isBucketedEarly(gather) && !gather.getAsync())
       if (Operation *reader = getFirstReader(block, gather.getResult()))
-        gather->moveBefore(reader);
+        moveWithOperands(gather, reader);
 }
 
 /// Replaces `members` by one all-reduce of their concatenation, placed
@@ -123,14 +118,19 @@ void fuse(ArrayRef<AllReduceOp> members) {
 /// ranks, by one all-gather of their flattened, concatenated blocks: rank
 /// r's part of the result holds its blocks in order, so member i is the
 /// concatenation over r of its piece of part r. The bucket is placed where
-/// the first member was when every member gathers an argument of the
-/// block, else where the last was.
+/// the first member was when every member gathers arguments of the block
+/// (or a view of them), else where the last was.
 void fuse(ArrayRef<AllGatherOp> members) {
   if (members.size() < 2)
     return;
   AllGatherOp last = members.back();
   bool ready = llvm::all_of(
       members, [](AllGatherOp member) { return isBucketedEarly(member); });
+  // A ready bucket opens at its first member, with every member's view.
+  if (ready)
+    for (AllGatherOp member : members.drop_front())
+      if (Operation *view = member.getInput().getDefiningOp())
+        moveWithOperands(view, members.front());
   OpBuilder builder(ready ? members.front() : last);
   Location loc = builder.getFusedLoc(llvm::to_vector(
       llvm::map_range(members, [](AllGatherOp op) { return op.getLoc(); })));

@@ -965,8 +965,15 @@ static void makeViewsOfBlocks(func::FuncOp func,
     for (unsigned &axes : whole.dims)
       axes &= ~unsigned(kDataAxis);
     whole.dataMinor = false;
-    OpBuilder builder(view->getContext());
-    builder.setInsertionPointAfter(view);
+    // Before its first reader, as a reshard of a reader's own would be.
+    Operation *firstReader = nullptr;
+    for (Operation *user : block.getUsers()) {
+      Operation *reader = view->getBlock()->findAncestorOpInBlock(*user);
+      if (reader && !onBlocks.contains(user) &&
+          (!firstReader || reader->isBeforeInBlock(firstReader)))
+        firstReader = reader;
+    }
+    OpBuilder builder(firstReader);
     auto gathered = ReshardOp::create(builder, view->getLoc(), block,
                                       getShardingAttr(context, whole));
     for (StringRef name :

@@ -8,16 +8,20 @@
 // Under mixed precision ZeRO-1 keeps each rank's block of the fp32 masters
 // (with Adam's moments), as Megatron-LM's distributed optimizer does: the
 // forward pass casts the rank's blocks to bf16 and gathers the bf16 copies
-// (one bucket, 2560 elements a rank), which both passes read whole. The
+// (one bucket, 2560 elements a rank, in the order the pass reads them),
+// which both passes read whole. The
 // optimizer updates the blocks in place of gathering updated fp32 shards.
 // Each rank sends 5120 bytes for the gather and 5120 for the gradients'
 // reduce-scatter, as the plan charges.
 // CHECK-LABEL: func.func @forward_backward
 // CHECK-SAME: tensor<32x64xf32> {dpc.param = "hidden.weight", dpc.sharding = #dpc.sharding<@plan, [dp, *]>}
 // CHECK-SAME: tensor<32x16xf32> {dpc.param = "head.weight", dpc.sharding = #dpc.sharding<@plan, [dp, *]>}
-// CHECK: dpc.cast %{{.*}} : tensor<32x16xf32> -> tensor<32x16xbf16>
-// CHECK: dpc.cast %{{.*}} : tensor<32x64xf32> -> tensor<32x64xbf16>
-// CHECK: dpc.all_gather %{{.*}} over @plan ["dp"] dim 0 {{.*}}phase<forward>{{.*}} : tensor<2560xbf16> -> tensor<5120xbf16>
+// CHECK: %[[HIDDEN:.*]] = dpc.cast %{{.*}} : tensor<32x64xf32> -> tensor<32x64xbf16>
+// CHECK-NEXT: %[[H:.*]] = dpc.reshape %[[HIDDEN]] : tensor<32x64xbf16> -> tensor<2048xbf16>
+// CHECK-NEXT: %[[HEAD:.*]] = dpc.cast %{{.*}} : tensor<32x16xf32> -> tensor<32x16xbf16>
+// CHECK-NEXT: %[[O:.*]] = dpc.reshape %[[HEAD]] : tensor<32x16xbf16> -> tensor<512xbf16>
+// CHECK-NEXT: %[[BUCKET:.*]] = dpc.concat %[[H]], %[[O]]
+// CHECK-NEXT: dpc.all_gather %[[BUCKET]] over @plan ["dp"] dim 0 {{.*}}phase<forward>{{.*}} : tensor<2560xbf16> -> tensor<5120xbf16>
 // CHECK-NOT: dpc.all_gather
 // CHECK: dpc.reduce_scatter %{{.*}} over @plan ["dp"] <sum> dim 0 {{.*}} : tensor<2x2560xbf16> -> tensor<1x2560xbf16>
 // CHECK-LABEL: func.func @train_step
