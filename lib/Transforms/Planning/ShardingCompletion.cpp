@@ -1056,7 +1056,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
         blocks[arg] = block;
     }
     makeViewsOfBlocks(forwardBackward, std::move(blocks),
-                      /*gatherOnce=*/plan.zeroStage < 3);
+                      /*gatherOnce=*/true);
   }
 
   if (!trainStep)
