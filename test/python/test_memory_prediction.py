@@ -70,14 +70,20 @@ def exported(tmp_path_factory):
 # gathers the updated shards in one bucket, 7.1 MiB whole beside the 3.6
 # MiB of shards concatenated (1.28 and 1.25 before the plan counted it; the
 # GPT's backward pass holds more).
-@pytest.mark.parametrize("name, zero", [("mlp", 0), ("mlp", 1), ("mlp", 2), ("mlp", 3),
-                                        ("gpt", 0), ("gpt", 3)])
-def test_a_rank_holds_what_the_plan_predicts(exported, tmp_path, name, zero):
+#
+# The GPT also with selective recomputation: no layer's attention core
+# stored, one remade at a time (0.97 of the plan; 1.00 without). (Mixed
+# precision is left out: the CPU backend holds bf16 values in f32 storage,
+# rounded, and so holds 1.46 times the plan's bf16 bytes for the GPT.)
+@pytest.mark.parametrize("name, zero, flags", [
+    ("mlp", 0, []), ("mlp", 1, []), ("mlp", 2, []), ("mlp", 3, []),
+    ("gpt", 0, []), ("gpt", 3, []), ("gpt", 0, ["--recompute=attention"])])
+def test_a_rank_holds_what_the_plan_predicts(exported, tmp_path, name, zero, flags):
     onnx, data = exported[name]
     artifact = str(tmp_path / "model.dpc")
     r = subprocess.run([tools.tool("dpc-opt"), onnx, "--train", "--optimizer=momentum",
-                        *LAYOUT, "--zero=%d" % zero, "--partition", "--emit=cpu", "-o",
-                        artifact], capture_output=True, text=True)
+                        *flags, *LAYOUT, "--zero=%d" % zero, "--partition", "--emit=cpu",
+                        "-o", artifact], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     report = str(tmp_path / "report.json")
     r = subprocess.run([tools.tool("dpc-run"), artifact, "--steps=1", "--data", data,
@@ -87,4 +93,6 @@ def test_a_rank_holds_what_the_plan_predicts(exported, tmp_path, name, zero):
     result = json.load(open(report))
     held = max(result["tensor_memory_bytes"])
     predicted = result["predicted_peak_memory_bytes"]
+    print("held / predicted: %.3f (%.2f / %.2f MiB)" % (held / predicted, held / 2**20,
+                                                       predicted / 2**20))
     assert 0.85 <= held / predicted <= 1.15, (held / 2**20, predicted / 2**20)
