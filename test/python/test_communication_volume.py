@@ -133,17 +133,22 @@ AT_SCALE = {
 }
 
 
-@pytest.fixture(scope="module")
-def megatron_sized_step(tmp_path_factory):
+def megatron_sized(tmp, *flags):
+    """Two layers of the 1.7B GPT of Megatron-LM's table, its bf16 AdamW
+    step (dpc-opt --train *flags) written into `tmp`."""
     import dataclasses
     from dpc import gpt_onnx
-    tmp = tmp_path_factory.mktemp("at_scale")
     config = dataclasses.replace(gpt_onnx.megatron_config("1.7b", batch=8), layers=2)
     onnx_path, step = str(tmp / "gpt.onnx"), str(tmp / "gpt.mlir")
     gpt_onnx.write(config, onnx_path)
     subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
-                    "--precision=bf16", "-o", step], check=True)
+                    "--precision=bf16", *flags, "-o", step], check=True)
     return step
+
+
+@pytest.fixture(scope="module")
+def megatron_sized_step(tmp_path_factory):
+    return megatron_sized(tmp_path_factory.mktemp("at_scale"))
 
 
 @pytest.mark.parametrize("layout", list(AT_SCALE))
@@ -185,15 +190,7 @@ def test_megatron_sized_layers_send_what_the_plan_charged(megatron_sized_step, t
 @pytest.fixture(scope="module")
 def megatron_sized_micro_step(tmp_path_factory):
     """The same two layers, the step over 2 micro-batches."""
-    import dataclasses
-    from dpc import gpt_onnx
-    tmp = tmp_path_factory.mktemp("at_scale_micro")
-    config = dataclasses.replace(gpt_onnx.megatron_config("1.7b", batch=8), layers=2)
-    onnx_path, step = str(tmp / "gpt.onnx"), str(tmp / "gpt.mlir")
-    gpt_onnx.write(config, onnx_path)
-    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
-                    "--precision=bf16", "--micro-batches=2", "-o", step], check=True)
-    return step
+    return megatron_sized(tmp_path_factory.mktemp("at_scale_micro"), "--micro-batches=2")
 
 
 def test_megatron_sized_micro_batches_send_what_the_plan_charged(megatron_sized_micro_step,

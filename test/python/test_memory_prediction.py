@@ -17,7 +17,6 @@ aligns to 64 bytes and the plan does not count.
 """
 
 import json
-import os
 import subprocess
 
 import numpy as np

@@ -54,8 +54,7 @@ TEST(MemoryCost, DistributedOptimizerShardsTheMasters) {
   // it sharded already).
   EXPECT_DOUBLE_EQ(getModelStateMemory(1e9, bytes, 1, 4, false).parameters,
                    6e9);
-  EXPECT_DOUBLE_EQ(getModelStateMemory(1e9, bytes, 0, 4, true).parameters,
-                   6e9);
+  EXPECT_DOUBLE_EQ(getModelStateMemory(1e9, bytes, 0, 4, true).parameters, 6e9);
   EXPECT_DOUBLE_EQ(getModelStateMemory(1e9, bytes, 3, 4, true).parameters,
                    1.5e9);
   // fp32 training has no copies: its masters are what the step reads.

@@ -15,16 +15,16 @@ MemoryBreakdown mlir::dpc::getModelStateMemory(double parameters,
   auto divided = [&](int fromStage) {
     return zeroStage >= fromStage ? shards : 1.0;
   };
-  double shardedMasters =
-      shardCopiedMasters && zeroStage >= 1 && zeroStage < 3 ? bytes.copiedMaster
-                                                            : 0.0;
+  double shardedMasters = shardCopiedMasters && zeroStage >= 1 && zeroStage < 3
+                              ? bytes.copiedMaster
+                              : 0.0;
   MemoryBreakdown memory;
   memory.optimizerState = parameters * bytes.optimizer / divided(1);
   memory.gradients = parameters * bytes.gradient / divided(2);
   memory.parameters =
-      parameters * ((bytes.parameter - shardedMasters + bytes.computeCopy) /
-                        divided(3) +
-                    shardedMasters / shards);
+      parameters *
+      ((bytes.parameter - shardedMasters + bytes.computeCopy) / divided(3) +
+       shardedMasters / shards);
   return memory;
 }
 

@@ -276,10 +276,9 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
     SegmentPlan segment;
     segment.computeTime = cost.computeTime * computeFactor;
     segment.communicationTime = cost.communicationTime * communicationFactor;
-    segment.modelStateBytes =
-        getModelState(cost.parameterElements, mesh, variant.zeroStage,
-                      microBatches)
-            .getModelState();
+    segment.modelStateBytes = getModelState(cost.parameterElements, mesh,
+                                            variant.zeroStage, microBatches)
+                                  .getModelState();
     segment.activationBytes = cost.activationBytes;
     if (layers)
       segment.activationBytes = checkpointed[i] ? cost.outputBytes : 0.0;
