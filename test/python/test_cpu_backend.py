@@ -163,13 +163,20 @@ def test_weight_tied_across_stages_is_updated_on_both(tmp_path):
                     *STEP_FLAGS, "-o", step], check=True)
     inputs, hyper = initial_inputs(step, str(tmp_path), "tied_gpt")
     inputs = stacked_micro_batches(step, inputs)
+    assert_compiled_steps_near_exact(step, inputs, hyper, LAYOUTS["pp"], tmp_path)
+
+
+def assert_compiled_steps_near_exact(step, inputs, hyper, layout, tmp_path):
+    """`step` compiled for `layout` (dpc-opt flags) and trained STEPS steps
+    by dpc-run: its losses are the interpreter's single-device fp32 ones
+    (rtol 1e-5), its tensors near the exact fp64 step (assert_near_exact)."""
     expected, losses = run_steps(step, inputs, hyper, STEPS, "fp32")
     exact, _ = run_steps(step, inputs, hyper, STEPS, "fp64")
     artifact = str(tmp_path / "model.dpc")
-    compile_artifact(step, LAYOUTS["pp"], artifact)
+    compile_artifact(step, layout, artifact)
     init, data = write_inputs(step, inputs, tmp_path)
     out = str(tmp_path / "out")
-    r, report = train_artifact(artifact, init, data, out)
+    r, report = train_artifact(artifact, init, data, out, steps=STEPS)
     assert r.returncode == 0, r.stderr
     np.testing.assert_allclose(report["losses"], losses, rtol=1e-5)
     assert_near_exact(load_outputs(out), expected, exact)

@@ -176,17 +176,7 @@ def test_recurrent_compiled_ranks_equal_one_device(tmp_path, name):
     equal the single-device interpreter's within rtol 1e-5, and every
     tensor is within 1e-5 of the fp64 step (test_cpu_backend.py's
     criterion)."""
-    from test_cpu_backend import (assert_near_exact, compile_artifact, load_outputs,
-                                  train_artifact, write_inputs)
+    from test_cpu_backend import LAYOUTS, assert_compiled_steps_near_exact
 
     step, inputs, hyper = _adamw_step(tmp_path, name)
-    expected, losses = train(step, inputs, hyper, 3, "fp32")
-    exact, _ = train(step, inputs, hyper, 3, "fp64")
-    artifact = str(tmp_path / "model.dpc")
-    compile_artifact(step, ["--mesh=2", "--dp=2", "--tp=1", "--pp=1"], artifact)
-    init, data = write_inputs(step, inputs, tmp_path)
-    out = str(tmp_path / "out")
-    r, report = train_artifact(artifact, init, data, out)
-    assert r.returncode == 0, r.stderr
-    np.testing.assert_allclose(report["losses"], losses, rtol=1e-5)
-    assert_near_exact(load_outputs(out), expected, exact)
+    assert_compiled_steps_near_exact(step, inputs, hyper, LAYOUTS["dp"], tmp_path)

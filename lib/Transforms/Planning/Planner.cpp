@@ -143,7 +143,7 @@ private:
   /// The model state of `elements` parameter elements on one device, in
   /// a step of `microBatches` (the program shards the masters of compute
   /// copies under ZeRO-1/2 where it gathers the copies once: in a step of
-  /// one micro-batch).
+  /// one micro-batch on one stage).
   MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
                                 int zeroStage, int64_t microBatches) const {
     return getModelStateMemory(elements, modelStateBytes, zeroStage,

@@ -919,14 +919,15 @@ static void remakeParameterViewsForBackward(const TrainingGraph &graph) {
 /// compute precision, its transpose), in either pass, runs on the rank's
 /// block of it (`blocks`), so that what is gathered is the view: a bf16
 /// copy under mixed precision, half the bytes of the fp32 master, as
-/// Megatron-LM and DeepSpeed gather their compute copies. With
-/// `gatherOnce` (ZeRO-1/2) each view the step reads is gathered over the
-/// data axis once, where it is made, and every reader takes its layout
-/// from that whole copy: left to the readers, a forward and a backward
-/// reader wanting other tensor-parallel layouts would each gather it.
+/// Megatron-LM and DeepSpeed gather their compute copies. Each view read
+/// otherwise is gathered over the data axis once, before its first
+/// reader, and every reader takes its layout from that whole copy: left to
+/// the readers, two wanting other tensor-parallel layouts (the embedding
+/// and the output projection of a tied table, a forward and a backward
+/// matmul) would each gather it. (ZeRO-3 remakes its views for the
+/// backward pass, so that is once per pass.)
 static void makeViewsOfBlocks(func::FuncOp func,
-                              llvm::DenseMap<Value, TensorSharding> blocks,
-                              bool gatherOnce) {
+                              llvm::DenseMap<Value, TensorSharding> blocks) {
   MLIRContext *context = func.getContext();
   auto isView = [](Operation *op) {
     return op->getNumOperands() == 1 && op->getNumResults() == 1 &&
@@ -952,8 +953,6 @@ static void makeViewsOfBlocks(func::FuncOp func,
     blocks[op.getResult(0)] = result;
     madeOnBlocks.push_back(&op);
   }
-  if (!gatherOnce)
-    return;
   llvm::DenseSet<Operation *> onBlocks(madeOnBlocks.begin(),
                                        madeOnBlocks.end());
   for (Operation *view : madeOnBlocks) {
@@ -1033,11 +1032,11 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   // lives from one pass to the other. ZeRO-1/2 keep only the block of a
   // master the step reads through its compute copy (its bf16 cast), as
   // Megatron-LM's distributed optimizer does: the copy is gathered once
-  // and read whole by both passes. (Only in a step of one micro-batch:
-  // each micro-batch would gather the copy again, which for more than two
-  // sends more than the master's gather after the update.)
+  // and read whole by both passes. (Only in a step of one micro-batch on
+  // one stage: each micro-batch would gather the copy again, which for
+  // more than two sends more than the master's gather after the update.)
   llvm::StringSet<> blockedParams;
-  bool shardCopiedMasters = calls <= 1;
+  bool shardCopiedMasters = calls <= 1 && plan.pipelineParallel == 1;
   if (plan.zeroStage >= 1) {
     llvm::DenseMap<Value, TensorSharding> blocks;
     for (BlockArgument arg : forwardBackward.getArguments()) {
@@ -1055,8 +1054,7 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
       if (block.getSplitDim(kDataAxis) >= 0)
         blocks[arg] = block;
     }
-    makeViewsOfBlocks(forwardBackward, std::move(blocks),
-                      /*gatherOnce=*/true);
+    makeViewsOfBlocks(forwardBackward, std::move(blocks));
   }
 
   if (!trainStep)

@@ -70,7 +70,7 @@ struct MemoryBreakdown {
 /// stage 0 replicates everything, 1 shards the optimizer state, 2 also the
 /// gradients, 3 also the parameters. `shardCopiedMasters`: ZeRO-1/2 shard
 /// the masters of compute copies too (dpc does in a step of one
-/// micro-batch).
+/// micro-batch on one stage).
 MemoryBreakdown getModelStateMemory(double parameters,
                                     const ModelStateBytes &bytes, int zeroStage,
                                     int64_t dataParallel,
