@@ -483,3 +483,36 @@ def test_zero_sharded_masters_train_as_whole_ones(exported, tmp_path, zero):
     actual, actual_losses = train(sharded, inputs, hyper, "fp32")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-6)
     assert_same(expected, actual, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("zero", [0, 1])
+def test_mixed_precision_micro_batches_reduce_once(exported, tmp_path, zero):
+    """Under mixed precision over two micro-batches each rank's bf16 weight
+    gradient is cast to fp32 with its sum still pending, the step adds the
+    micro-batches' terms and reduces the sum once, where the optimizer
+    reads it (before, each micro-batch's bf16 gradients were all-reduced
+    inside its pass). No weight gradient is reduced inside the first
+    micro-batch's pass, and the GPT over dp2 x tp2 (in fp64, where bf16
+    computes as double) equals one device's step over the same
+    micro-batches after 3 AdamW steps."""
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
+                    "--optimizer=adamw", "--precision=bf16", "--micro-batches=2",
+                    "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
+    inputs = doubled_batch(step, inputs)
+    expected, losses = run_steps(step, inputs, hyper, STEPS, "fp64")
+    path = str(tmp_path / "partitioned.mlir")
+    text = partition(step, path, "2x2", 2, 2, zero)
+    first_pass = text[text.index("func.func @forward_backward"):
+                      text.index("func.func @train_step")]
+    assert not re.search(r"dpc\.(all_reduce|reduce_scatter) [^\n]*<sum>[^\n]*"
+                         r": tensor<\d{2,}", first_pass)
+    train_step = text[text.index("func.func @train_step"):]
+    assert re.search(r"dpc\.all_reduce [^\n]*over @plan \[\"dp\"\] <sum>[^\n]*"
+                     r"phase<optimizer>[^\n]*: tensor<\d{3,}xf32>", train_step) or \
+        re.search(r"dpc\.reduce_scatter [^\n]*over @plan \[\"dp\"\] <sum>[^\n]*"
+                  r"phase<optimizer>[^\n]*xf32>", train_step)
+    actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
+    assert_same(expected, actual, rtol=1e-8, atol=1e-12)

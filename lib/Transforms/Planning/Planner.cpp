@@ -120,12 +120,12 @@ private:
       return {elements * fraction, gathered * fraction};
     }
   };
-  /// The once-per-step reduction of `elements` gradient elements per
-  /// device, `partial` of them partial over the tensor axis too.
+  /// The reduction of `elements` gradient elements per device in a step of
+  /// `microBatches`, `partial` of them partial over the tensor axis too.
   GradientReduction getGradientReduction(double elements,
                                          PartialGradients partial,
-                                         const StageMesh &mesh,
-                                         int zeroStage) const;
+                                         const StageMesh &mesh, int zeroStage,
+                                         int64_t microBatches) const;
   /// The part of a stage's gradient reduction (`syncTime`, of `elements`
   /// gradient elements, `partial` of them partial over the tensor axis)
   /// and ZeRO-3's parameter gathers (`gatherTime`) that the program built
@@ -312,17 +312,28 @@ Search::getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
   return sent;
 }
 
-Search::GradientReduction Search::getGradientReduction(double elements,
-                                                       PartialGradients partial,
-                                                       const StageMesh &mesh,
-                                                       int zeroStage) const {
+Search::GradientReduction
+Search::getGradientReduction(double elements, PartialGradients partial,
+                             const StageMesh &mesh, int zeroStage,
+                             int64_t microBatches) const {
   int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
-  double bytesPerElement = graph.getGradientCommunicationBytes();
+  // Over several micro-batches ZeRO-0/1 accumulate each gradient in its
+  // master's precision with the sum still pending and reduce it once, in
+  // that precision (Megatron-LM does the same in bf16); ZeRO-2/3
+  // reduce-scatter each micro-batch's as it is made. ZeRO-1/2 then gather
+  // the updated shards: of the compute copies where the step shards their
+  // masters (one micro-batch), else of the masters.
+  double wireBytes = graph.getGradientCommunicationBytes();
+  bool accumulated = microBatches > 1 && zeroStage <= 1;
+  double reduceBytes = accumulated ? graph.getGradientBytes() : wireBytes;
+  double reductions = microBatches > 1 && zeroStage >= 2 ? microBatches : 1;
+  double gatherBytes = microBatches > 1 ? graph.getParameterBytes() : wireBytes;
   GradientReduction reduction;
   auto add = [&](CollectiveKind kind, double bytes, const GroupPlacement &group,
-                 int64_t ranks, double &sent) {
-    reduction.time += getBestCollective(kind, bytes, group, cluster).time;
-    sent += dpc::getSentBytes(kind, bytes, ranks);
+                 int64_t ranks, double &sent, double times = 1.0) {
+    reduction.time +=
+        times * getBestCollective(kind, bytes, group, cluster).time;
+    sent += times * dpc::getSentBytes(kind, bytes, ranks);
   };
   // A weight split over the tensor axis and gathered whole for an op that
   // splits the batch there: each rank makes the whole gradient, which is
@@ -331,33 +342,42 @@ Search::GradientReduction Search::getGradientReduction(double elements,
   // (A weight kept on another pipeline stage, tied, counts here too: its
   // term is reduced over tp before it is sent back.)
   if (partial.gathered > 0.0 && t > 1)
-    add(CollectiveKind::ReduceScatter, partial.gathered * bytesPerElement * t,
-        mesh.getGroup(kTensorAxis), t, reduction.sent.tensorAxis);
+    add(CollectiveKind::ReduceScatter, partial.gathered * reduceBytes * t,
+        mesh.getGroup(kTensorAxis), t, reduction.sent.tensorAxis, reductions);
   double gathered = std::min(partial.gathered, partial.elements);
-  double wholeBytes =
-      (elements - partial.elements + gathered) * bytesPerElement;
-  double partialBytes = (partial.elements - gathered) * bytesPerElement;
+  double wholeElements = elements - partial.elements + gathered;
+  double partialElements = partial.elements - gathered;
   // Over the data-parallel group, behind the backward passes: an
   // all-reduce, or under ZeRO-1/2 a reduce-scatter and the updated shards'
-  // all-gather (the same bytes). ZeRO-3 only reduce-scatters: its updated
-  // shards stay where they are, gathered where the passes read them
-  // (charged with them).
-  CollectiveKind overData = zeroStage >= 3 ? CollectiveKind::ReduceScatter
-                                           : CollectiveKind::AllReduce;
-  add(overData, wholeBytes, mesh.getGroup(kDataAxis), d,
-      reduction.sent.dataAxis);
+  // all-gather (the same bytes, where both move the same precision once).
+  // ZeRO-3 only reduce-scatters: its updated shards stay where they are,
+  // gathered where the passes read them (charged with them).
+  auto overData = [&](double elements) {
+    if (zeroStage == 0 || ((zeroStage == 1 || zeroStage == 2) &&
+                           reductions == 1 && reduceBytes == gatherBytes)) {
+      add(CollectiveKind::AllReduce, elements * reduceBytes,
+          mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis);
+      return;
+    }
+    add(CollectiveKind::ReduceScatter, elements * reduceBytes,
+        mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis, reductions);
+    if (zeroStage <= 2)
+      add(CollectiveKind::AllGather, elements * gatherBytes,
+          mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis);
+  };
+  overData(wholeElements);
   if (zeroStage == 0) {
     // One reduction over the stage's devices.
-    add(CollectiveKind::AllReduce, partialBytes, mesh.getStageDevices(), d * t,
+    add(CollectiveKind::AllReduce, partialElements * reduceBytes,
+        mesh.getStageDevices(), d * t,
         d > 1 ? reduction.sent.dataAxis : reduction.sent.tensorAxis);
     return reduction;
   }
   // Under ZeRO each replica needs its shard only: reduced over the data
   // axis as above, the shard all-reduced over the tensor axis.
-  add(overData, partialBytes, mesh.getGroup(kDataAxis), d,
-      reduction.sent.dataAxis);
-  add(CollectiveKind::AllReduce, partialBytes / d, mesh.getGroup(kTensorAxis),
-      t, reduction.sent.tensorAxis);
+  overData(partialElements);
+  add(CollectiveKind::AllReduce, partialElements * reduceBytes / d,
+      mesh.getGroup(kTensorAxis), t, reduction.sent.tensorAxis, reductions);
   return reduction;
 }
 
@@ -396,7 +416,7 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
   double lastElements = elements - (buckets - 1.0) * capElements;
   double last = getGradientReduction(lastElements,
                                      partial.scaled(lastElements / elements),
-                                     mesh, zeroStage)
+                                     mesh, zeroStage, microBatches)
                     .time *
                 (reduction / syncTime);
   return afterUpdate + std::max(last, reduction - window) + gathersExposed;
@@ -637,7 +657,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       }
     partial.elements = std::min(partial.elements, elements);
     GradientReduction reduction =
-        getGradientReduction(elements, partial, mesh, z);
+        getGradientReduction(elements, partial, mesh, z, microBatches);
     plan.gradientSyncTime = reduction.time;
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
     plan.sent += reduction.sent;

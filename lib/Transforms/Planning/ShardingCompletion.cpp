@@ -330,7 +330,7 @@ void Completion::evaluate(
     unsigned made = sharding.partial & ~operandPartials;
     if (!implied.empty() || !made || wanted.contains(result) ||
         llvm::all_of(result.getUsers(), [](Operation *user) {
-          return user->hasTrait<dpc::OpTrait::KeepsPendingSums>();
+          return dpc::keepsPendingSums(user);
         }))
       continue;
     for (StageAxis axis : {kDataAxis, kTensorAxis})
@@ -512,7 +512,15 @@ void Completion::choose(Operation *op) {
     // (and the planner, pricing the dual, does not charge).
     auto phase = op->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
     auto isWholeOver = [&](StageAxis axis) {
-      if (!phase)
+      if (!phase || phase.getValue() == Phase::forward)
+        return false;
+      // (A result wanted split over the axis, a weight gradient in its
+      // weight's layout, is made split: made whole, it would be reduced
+      // whole and sliced.)
+      if (llvm::any_of(op->getResults(), [&](Value result) {
+            auto it = wanted.find(result);
+            return it != wanted.end() && it->second.getSplitDim(axis) >= 0;
+          }))
         return false;
       if (phase.getValue() == Phase::optimizer)
         return !(axis == kDataAxis && plan.zeroStage > 0) &&
@@ -520,20 +528,10 @@ void Completion::choose(Operation *op) {
                  const TensorSharding *have = lookup(operand);
                  return have && have->getSplitDim(axis) >= 0;
                });
-      // (A result that leaves the function split over the axis, a weight
-      // gradient in its weight's layout, is made split: made whole, it
-      // would be reduced whole and sliced.)
-      return phase.getValue() == Phase::backward &&
-             llvm::none_of(op->getOperands(),
-                           [&](Value operand) {
-                             const TensorSharding *have = lookup(operand);
-                             return have && (have->getSplitDim(axis) >= 0 ||
-                                             (have->partial & axis));
-                           }) &&
-             llvm::none_of(op->getResults(), [&](Value result) {
-               auto it = wanted.find(result);
-               return it != wanted.end() && it->second.getSplitDim(axis) >= 0;
-             });
+      return llvm::none_of(op->getOperands(), [&](Value operand) {
+        const TensorSharding *have = lookup(operand);
+        return have && (have->getSplitDim(axis) >= 0 || (have->partial & axis));
+      });
     };
     bool wholeOverData = isWholeOver(kDataAxis);
     bool wholeOverTensor = isWholeOver(kTensorAxis);
@@ -602,8 +600,7 @@ void Completion::choose(Operation *op) {
 }
 
 std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
-  if (!op->hasTrait<dpc::OpTrait::KeepsPendingSums>() ||
-      op->getNumOperands() == 0)
+  if (!dpc::keepsPendingSums(op) || op->getNumOperands() == 0)
     return std::nullopt;
   // Without accumulation, a sum stays pending only through an op that
   // shrinks it (a weight gradient's sum over the sequence: reduced after
@@ -985,6 +982,47 @@ static void makeViewsOfBlocks(func::FuncOp func,
   }
 }
 
+/// The values in which @train_step hands each parameter's gradient to the
+/// optimizer, by parameter name: the micro-batches' gradients (results of
+/// the calls to `forwardBackward` marked dpc.grad) after the pointwise ops
+/// that accumulate them and scale them by scalars (the micro-batch count,
+/// the loss scale), each the only reader of what it takes.
+static llvm::DenseMap<Value, StringRef>
+getStepGradients(func::FuncOp trainStep, func::FuncOp forwardBackward) {
+  llvm::DenseMap<Value, StringRef> gradients;
+  trainStep.walk([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      if (call.getCallee() != forwardBackward.getSymName())
+        return;
+      for (auto [i, result] : llvm::enumerate(call.getResults()))
+        if (auto name = forwardBackward.getResultAttrOfType<StringAttr>(
+                i, DpcDialect::kGradAttrName))
+          gradients[result] = name.getValue();
+      return;
+    }
+    if (op->getNumResults() != 1 || !getPointwiseRule(op))
+      return;
+    std::optional<StringRef> name;
+    for (Value operand : op->getOperands()) {
+      auto it = gradients.find(operand);
+      if (it == gradients.end()) {
+        if (cast<ShapedType>(operand.getType()).getRank() != 0)
+          return;
+        continue;
+      }
+      if (!operand.hasOneUse() || (name && *name != it->second))
+        return;
+      name = it->second;
+    }
+    if (!name)
+      return;
+    for (Value operand : op->getOperands())
+      gradients.erase(operand);
+    gradients[op->getResult(0)] = *name;
+  });
+  return gradients;
+}
+
 void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
                                   const TrainingGraph &graph,
                                   const Cluster &cluster) {
@@ -1134,6 +1172,17 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   // replica, or reduce-scattered under ZeRO, whose ranks each update only
   // their shard (ZeRO-1 too, as Megatron-LM's distributed optimizer does:
   // an all-reduce would send half as much again).
+  // Gradients accumulated pending over micro-batches are wanted where the
+  // optimizer reads them as their parameters lie (under ZeRO, as each
+  // rank's shard): their sums are finished there by reduce-scatters into
+  // that layout, not all-reduced whole.
+  if (accumulatePending)
+    for (auto [value, name] : getStepGradients(trainStep, forwardBackward)) {
+      TensorSharding sharding = paramSharding(name, value);
+      if (plan.zeroStage >= 1)
+        sharding = step.splitOverData(sharding, value.getType());
+      step.want(value, sharding, stageOf(name));
+    }
   trainStep.walk([&](func::CallOp call) {
     if (call.getCallee() != forwardBackward.getSymName())
       return;

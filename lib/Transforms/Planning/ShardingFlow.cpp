@@ -67,8 +67,7 @@ FailureOr<SmallVector<ShardingAttr>> mlir::dpc::inferResultShardings(
     if (!written)
       continue;
     ShardingAttr sharding = getCanonicalSharding(written, mesh);
-    if (op->hasTrait<dpc::OpTrait::KeepsPendingSums>() &&
-        takesPendingSum(op->getOperand(i))) {
+    if (dpc::keepsPendingSums(op) && takesPendingSum(op->getOperand(i))) {
       ShardingAttr sum = sharding;
       if (!pending) {
         pending = sum;

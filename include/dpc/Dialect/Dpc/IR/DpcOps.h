@@ -52,6 +52,16 @@ inline bool takesPendingSum(Value operand) {
   return isa<FloatType>(cast<ShapedType>(operand.getType()).getElementType());
 }
 
+/// Whether a sum pending in `op`'s operands can stay pending in its
+/// results: the op keeps pending sums (Dpc_KeepsPendingSums) and every
+/// result is floating point (a cast to an integer truncates each term).
+inline bool keepsPendingSums(Operation *op) {
+  return op->hasTrait<OpTrait::KeepsPendingSums>() &&
+         llvm::all_of(op->getResultTypes(), [](Type type) {
+           return isa<FloatType>(cast<ShapedType>(type).getElementType());
+         });
+}
+
 /// The NumPy broadcast of `shapes`, or failure when they are incompatible.
 FailureOr<SmallVector<int64_t>>
 getBroadcastShape(ArrayRef<ArrayRef<int64_t>> shapes);

@@ -49,9 +49,12 @@ def Dpc_KeepsFullPrecision : NativeOpTrait<"KeepsFullPrecision"> {
 // Ops that map pending sums to a pending sum: applied on each rank to its
 // term of every floating-point operand (all partial over the same axes,
 // summed) and to the same integer operands (indices), they give that
-// rank's term of the result. Partitioning lets such a sum stay pending
-// through them (micro-batches' gradients are accumulated before they are
-// reduced, once; an embedding's gradient is scattered before it is).
+// rank's term of the result, where every result is floating point (a cast
+// keeps them to a float type: a bf16 gradient's terms cast to fp32 are
+// summed in fp32; not to an integer, which truncates each term).
+// Partitioning lets such a sum stay pending through them (micro-batches'
+// gradients are accumulated before they are reduced, once; an embedding's
+// gradient is scattered before it is).
 def Dpc_KeepsPendingSums : NativeOpTrait<"KeepsPendingSums"> {
   let cppNamespace = "::mlir::dpc::OpTrait";
 }
@@ -222,6 +225,7 @@ def Dpc_SelectOp : Dpc_BroadcastingOp<"select", [Dpc_Differentiable]> {
 }
 
 def Dpc_CastOp : Dpc_Op<"cast", [Dpc_Differentiable, Pure, Elementwise, SameOperandsAndResultShape,
+    Dpc_KeepsPendingSums,
     CostOpInterface, DeclareOpInterfaceMethods<ShardableOpInterface>]> {
   let extraClassDefinition = Dpc_ElementwiseRule;
   let summary = "Elementwise conversion to another element type";
