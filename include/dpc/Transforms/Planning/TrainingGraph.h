@@ -126,9 +126,10 @@ public:
   double getCopiedMasterBytes() const { return copiedMasterBytes; }
   double getGradientBytes() const { return gradientBytes; }
   double getOptimizerBytes() const { return optimizerBytes; }
-  /// Bytes per gradient element on the wire: gradients are reduced in the
-  /// precision the forward pass computes with (a parameter cast to bf16
-  /// is reduced in bf16, as Megatron-LM does by default).
+  /// Bytes per gradient element on the wire where each micro-batch's
+  /// gradients are reduced: in the precision the forward pass computes
+  /// with (a parameter cast to bf16 is reduced in bf16). A sum accumulated
+  /// over micro-batches is reduced in getGradientBytes().
   double getGradientCommunicationBytes() const { return gradientWireBytes; }
 
 private:
