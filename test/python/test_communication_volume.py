@@ -72,12 +72,13 @@ def steps(exported, tmp_path_factory):
             build_steps(exported, tmp_path_factory.mktemp("micro"), "--micro-batches=2"))
 
 
-def counted_and_charged(step, tmp_path, mesh, dp, tp, pp, zero):
+def counted_and_charged(step, tmp_path, mesh, dp, tp, pp, zero, *flags):
     """[(program, counted, charged)]: per program, {axis: bytes} sent per step
-    as the IR has it and as the plan report charged it."""
+    as the IR has it and as the plan report charged it (dpc-opt given
+    `flags` as well)."""
     out, report = str(tmp_path / "partitioned.mlir"), str(tmp_path / "plan.json")
     r = subprocess.run([DPC_OPT, step, "--mesh=" + mesh, "--dp=%d" % dp, "--tp=%d" % tp,
-                        "--pp=%d" % pp, "--zero=%d" % zero, "--partition",
+                        "--pp=%d" % pp, "--zero=%d" % zero, "--partition", *flags,
                         "--plan-report=" + report, "-test-dpc-communication-volume",
                         "-o", out], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -220,6 +221,19 @@ MICRO_AT_SCALE = {
     ("2x4", 2, 4, 1, 0): "the position table's gradient skips the dual all-to-all",
     ("2x4", 2, 4, 1, 1): "the position table's gradient skips the dual all-to-all",
     ("2x4", 2, 4, 1, 3): "ZeRO-3's backward gathers the tied table again over tp, uncharged",
+    # Over two pipeline stages the tied table's bf16 copy crosses once a
+    # step, and each micro-batch's term of its gradient crosses back as a
+    # tp block (before: the copy each micro-batch, the term whole).
+    ("2x4", 1, 4, 2, 0, "--pipeline-schedule=1f1b"): None,
+    ("2x2", 2, 1, 2, 1, "--pipeline-schedule=1f1b"): None,
+    ("2x4", 2, 2, 2, 0, "--pipeline-schedule=1f1b"):
+        "the first stage gathers the lookup's output gradient over dp and tp and "
+        "all-reduces the table's term over dp in each micro-batch",
+    # The planner's interleaved plan gives the final layer norm's bf16 cast
+    # a model chunk of its own on the other device: the norm's fp32 output
+    # goes there and back each micro-batch, where the plan charges each
+    # chunk's output once.
+    ("2x4", 1, 4, 2, 0): "a model chunk holding only a cast: the norm's output crosses twice",
 }
 
 

@@ -421,16 +421,18 @@ def test_pipeline_with_gradient_clipping(exported, tmp_path, name):
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)
 
 
-def test_pipeline_with_tied_weights(tmp_path):
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_pipeline_with_tied_weights(tmp_path, precision):
     """GPT-2 style tied embedding and head on two stages: the first stage
     looks the tokens up and the last projects onto the same weight. Its
     gradient, summed from both stages' contributions, and its update equal
-    one device's."""
+    one device's. In bf16 the first stage sends the weight's bf16 copy,
+    once a step (each of the 2 micro-batches used to cast and send it)."""
     meta = export_tied_gpt(tmp_path)
     assert "net.head.weight" not in meta["params"]
     step = str(tmp_path / "step.mlir")
     subprocess.run([DPC_OPT, str(tmp_path / "tied_gpt.onnx"), "--train", "--optimizer=adamw",
-                    "--micro-batches=2", "-o", step], check=True)
+                    "--micro-batches=2", "--precision=" + precision, "-o", step], check=True)
     inputs, hyper = initial_inputs(step, str(tmp_path), "tied_gpt")
     inputs = doubled_batch(step, inputs)
     expected, losses = run_steps(step, inputs, hyper, STEPS, "fp64")
@@ -439,9 +441,10 @@ def test_pipeline_with_tied_weights(tmp_path):
                         "-o", path], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     # The first stage keeps the tied weight (its lookup reads it, its update
-    # makes it) and sends it to the last as the step begins, whose head
-    # reads what it receives, not a copy of its own.
+    # makes it) and sends it (or its bf16 copy) to the last as the step
+    # begins, whose head reads what it receives, not a copy of its own.
     text = open(path).read()
+    sent = "tensor<50x32x%s>" % ("bf16" if precision == "bf16" else "f32")
     for stage in (0, 1):
         program = text[text.index("func.func @train_step.stage%d(" % stage):]
         program = program[:program.index("\n  }\n")]
@@ -449,12 +452,15 @@ def test_pipeline_with_tied_weights(tmp_path):
                            program).group(1)
         body = program[program.index("{\n"):]
         if stage == 0:
-            assert re.search(r"dpc\.send %s over @plan \[\"pp\"\] shift 1 " % re.escape(weight),
-                             body)
+            sends = re.findall(r"dpc\.send (%\w+) over @plan \[\"pp\"\] shift 1 [^\n]*: "
+                               + re.escape(sent), body)
+            assert len(sends) == 1, sends
+            if precision == "fp32":
+                assert sends == [weight]
         else:
             assert not re.search(re.escape(weight) + r"\b", body)
-            assert re.search(r"dpc\.recv over @plan \[\"pp\"\] shift 1 [^\n]*"
-                             r": tensor<50x32xf32>", body)
+            assert len(re.findall(r"dpc\.recv over @plan \[\"pp\"\] shift 1 [^\n]*: "
+                                  + re.escape(sent), body)) == 1
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/BitVector.h"
 
@@ -155,6 +156,62 @@ void placeSumsWithTheirTerms(func::FuncOp entry) {
       op.setAttr(
           DpcDialect::kStageAttrName,
           IntegerAttr::get(IntegerType::get(op.getContext(), 64), position));
+  }
+}
+
+/// Whether `a` and `b` compute the same value: pure ops of one kind on the
+/// same operands with the same attributes, their micro-batches aside.
+bool isSameValue(Operation *a, Operation *b) {
+  if (a->getName() != b->getName() || a->getOperands() != b->getOperands() ||
+      a->getResultTypes() != b->getResultTypes())
+    return false;
+  auto attrsOf = [](Operation *op) {
+    SmallVector<NamedAttribute> attrs;
+    for (NamedAttribute attr : op->getAttrs())
+      if (attr.getName() != kMicroBatchAttr)
+        attrs.push_back(attr);
+    return attrs;
+  };
+  return attrsOf(a) == attrsOf(b);
+}
+
+/// A value every micro-batch makes alike from the parameters and another
+/// stage reads (a tied table's bf16 copy, cast from the step's argument on
+/// the stage that keeps the table) is made once, by the first micro-batch,
+/// and so sent once per step rather than once per micro-batch: the later
+/// micro-batches' ops are replaced by the first's.
+void shareCrossStageValues(func::FuncOp entry) {
+  DenseMap<Operation *, int64_t> positions = getStages(entry);
+  // Values made from the parameters (and constants) alone.
+  DenseSet<Value> ofParameters;
+  for (BlockArgument arg : entry.getArguments())
+    if (entry.getArgAttr(arg.getArgNumber(), DpcDialect::kParamAttrName))
+      ofParameters.insert(arg);
+  SmallVector<Operation *> made;
+  for (Operation &op : llvm::make_early_inc_range(
+           entry.getBody().front().without_terminator())) {
+    if (op.getNumRegions() != 0 || op.getNumResults() == 0 || !isPure(&op) ||
+        !llvm::all_of(op.getOperands(), [&](Value operand) {
+          return ofParameters.contains(operand) ||
+                 matchPattern(operand, m_Constant());
+        }))
+      continue;
+    ofParameters.insert(op.result_begin(), op.result_end());
+    if (!op.hasAttr(kMicroBatchAttr))
+      continue;
+    int64_t position = positions.lookup(&op);
+    if (llvm::none_of(op.getUsers(), [&](Operation *user) {
+          return positions.lookup(user) != position;
+        }))
+      continue;
+    auto same = llvm::find_if(
+        made, [&](Operation *first) { return isSameValue(first, &op); });
+    if (same == made.end()) {
+      made.push_back(&op);
+      continue;
+    }
+    op.replaceAllUsesWith((*same)->getResults());
+    op.erase();
   }
 }
 
@@ -424,11 +481,10 @@ LogicalResult mlir::dpc::splitPipelineStages(ModuleOp module,
   DenseSet<StringRef> called;
   module.walk([&](func::CallOp call) { called.insert(call.getCallee()); });
   SmallVector<func::FuncOp> entries;
+  // (A sharding the user fixed on an argument of the model's own function
+  // does not make it planned: every argument of a planned one has one.)
   for (auto func : module.getOps<func::FuncOp>()) {
-    bool planned = false;
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      planned |= bool(func.getArgAttr(i, DpcDialect::kShardingAttrName));
-    if (planned && !called.contains(func.getSymName()) &&
+    if (isPlanned(func) && !called.contains(func.getSymName()) &&
         !func->hasAttr(DpcDialect::kPipelineStageAttrName))
       entries.push_back(func);
   }
@@ -453,6 +509,7 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
            << kPipelineAxis << "' axis";
 
   inlineCalls(entry, module);
+  shareCrossStageValues(entry);
   placeSumsWithTheirTerms(entry);
   placeScalarsWithTheirReaders(entry, *stages);
   // Each op's pipeline position, and the stage that runs it.

@@ -603,9 +603,9 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
 
   // A parameter read on several stages (a table tied to the output
   // projection) is kept by the first: each step it sends its copy in the
-  // compute precision to the others, and each sends back its gradient's
-  // term (reduced over tp first, a block per device), for the first to
-  // sum.
+  // compute precision to the others, once, and each sends back its
+  // gradient's term (reduced over tp first, a block per device) for every
+  // micro-batch, for the first to sum.
   llvm::MapVector<Value, std::pair<double, SmallVector<unsigned, 2>>> readers;
   for (auto [stage, plan] : llvm::enumerate(result.stages))
     for (SegmentRange range : plan.chunks)
@@ -626,7 +626,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     for (unsigned stage : stages)
       if (stage != owner) {
         tiedSent[owner] += elements * wireBytes;
-        tiedSent[stage] += elements * wireBytes;
+        tiedSent[stage] += microBatches * elements * wireBytes;
       }
   }
 

@@ -633,6 +633,28 @@ std::optional<unsigned> Completion::getKeptPendingSum(Operation *op) const {
   }
   if (!pending || !*pending)
     return std::nullopt;
+  // A sum over tp is not sent to another stage pending: finished where it
+  // is made, only a block of it crosses (a tied table's term from the stage
+  // of the output projection, reduce-scattered over tp before it is sent;
+  // its sum over dp is reduced with the other gradients where they are).
+  // So an op does not keep it where its result is wanted on another stage,
+  // nor where an operand comes from one.
+  if (std::optional<int64_t> stage = pickStage(op)) {
+    bool crosses = false;
+    for (Value result : op->getResults())
+      if (auto it = wantedStages.find(result);
+          it != wantedStages.end() && it->second != *stage)
+        crosses = true;
+    for (Value operand : op->getOperands())
+      if (auto it = stages.find(operand);
+          takesPendingSum(operand) && it != stages.end() &&
+          !llvm::is_contained(it->second, *stage))
+        crosses = true;
+    if (crosses)
+      *pending &= ~unsigned(kTensorAxis);
+    if (!*pending)
+      return std::nullopt;
+  }
   if (!keepPendingSums && !(resultBytes < pendingBytes) &&
       !(makesGradients && resultBytes <= pendingBytes))
     return std::nullopt;
@@ -660,6 +682,9 @@ void Completion::wantOperandsOfWanted(ArrayRef<Operation *> ops) {
         continue;
       wanted[operand] = carryAlongFactors(it->second, rule->getResultFactors(0),
                                           rule->getOperandFactors(i));
+      if (auto stage = wantedStages.find(op->getResult(0));
+          stage != wantedStages.end())
+        wantedStages[operand] = stage->second;
     }
   }
 }
