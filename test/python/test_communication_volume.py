@@ -225,7 +225,11 @@ MICRO_AT_SCALE = {
     # step, and each micro-batch's term of its gradient crosses back as a
     # tp block (before: the copy each micro-batch, the term whole).
     ("2x4", 1, 4, 2, 0, "--pipeline-schedule=1f1b"): None,
+    # ZeRO-1/2 on pipeline stages keep blocks of the masters and gather
+    # each bf16 copy once a step, for both micro-batches.
     ("2x2", 2, 1, 2, 1, "--pipeline-schedule=1f1b"): None,
+    ("2x4", 2, 2, 2, 1, "--pipeline-schedule=1f1b"): None,
+    ("2x4", 2, 2, 2, 2, "--pipeline-schedule=1f1b"): None,
     ("2x4", 2, 2, 2, 0, "--pipeline-schedule=1f1b"):
         "the first stage gathers the lookup's output gradient over dp and tp and "
         "all-reduces the table's term over dp in each micro-batch",

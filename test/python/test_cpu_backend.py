@@ -613,38 +613,20 @@ def test_scaling_against_one_rank(steps, exported, tmp_path):
         report["samples_per_second"] / (2 * report["one_rank_samples_per_second"]))
 
 
-@pytest.mark.parametrize("layout", ["dp", "dp-tp-zero1"])
-def test_bf16_loss_curve(exported, tmp_path, layout):
+@pytest.mark.parametrize("model, layout, micro_batches", [
+    ("gpt", "dp", 1), ("gpt", "dp-tp-zero1", 1), ("gpt", "dp", 2), ("gpt", "dp-tp-zero1", 2),
+    ("tied_gpt", "pp", 2)])
+def test_bf16_loss_curve(exported, tmp_path, model, layout, micro_batches):
     """Mixed precision (bf16 compute, fp32 master weights) compiled for two
     data-parallel ranks, and for dp2 x tp2 under ZeRO-1 (each rank keeps
     its block of the masters and gathers bf16 copies), follows the
     interpreter's bf16 loss curve: every f16/bf16 result is rounded to its
     type, in loops and after kernels, as the interpreter rounds after every
     op. The GEMMs sum in another order before rounding, so the curves agree
-    to 1e-4, not to the bit."""
-    step = str(tmp_path / "step.mlir")
-    subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
-                    "--optimizer=adamw", "--precision=bf16", "-o", step], check=True)
-    inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
-    _, losses = run_steps(step, inputs, hyper, 5, "fp32")
-    artifact = str(tmp_path / "model.dpc")
-    compile_artifact(step, LAYOUTS[layout], artifact)
-    init, data = write_inputs(step, inputs, tmp_path)
-    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), steps=5)
-    assert r.returncode == 0, r.stderr
-    np.testing.assert_allclose(report["losses"], losses, rtol=1e-4)
-
-
-@pytest.mark.parametrize("model, layout", [("gpt", "dp"), ("gpt", "dp-tp-zero1"),
-                                           ("tied_gpt", "pp")])
-def test_bf16_micro_batches_loss_curve(exported, tmp_path, model, layout):
-    """Mixed precision over 2 micro-batches, compiled: each rank's fp32
-    gradient terms accumulate with their sums pending and are reduced once,
-    after the last micro-batch (over dp, and for ZeRO-1 reduce-scattered
-    over tp and dp); over two pipeline stages the tied table's bf16 copy
-    crosses once a step and serves both micro-batches. The losses follow
-    the interpreter's bf16 curve on one device to 1e-4 (GEMMs sum in
-    another order before rounding)."""
+    to 1e-4, not to the bit. Over 2 micro-batches each rank's fp32
+    gradient terms accumulate with their sums pending and are reduced once
+    (ZeRO-1: reduce-scattered over tp and dp); over two pipeline stages the
+    tied table's bf16 copy crosses once a step for both micro-batches."""
     if model == "gpt":
         onnx_path, data_dir = os.path.join(exported["gpt"][0], "gpt.onnx"), exported["gpt"][0]
     else:
@@ -652,14 +634,15 @@ def test_bf16_micro_batches_loss_curve(exported, tmp_path, model, layout):
         onnx_path, data_dir = str(tmp_path / "tied_gpt.onnx"), str(tmp_path)
     step = str(tmp_path / "step.mlir")
     subprocess.run([DPC_OPT, onnx_path, "--train", "--optimizer=adamw", "--precision=bf16",
-                    "--micro-batches=2", "-o", step], check=True)
+                    "--micro-batches=%d" % micro_batches, "-o", step], check=True)
     inputs, hyper = initial_inputs(step, data_dir, model)
-    inputs = stacked_micro_batches(step, inputs)
-    _, losses = run_steps(step, inputs, hyper, 4, "fp32")
+    if micro_batches > 1:
+        inputs = stacked_micro_batches(step, inputs)
+    _, losses = run_steps(step, inputs, hyper, 5, "fp32")
     artifact = str(tmp_path / "model.dpc")
     compile_artifact(step, LAYOUTS[layout], artifact)
     init, data = write_inputs(step, inputs, tmp_path)
-    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), steps=4)
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"), steps=5)
     assert r.returncode == 0, r.stderr
     np.testing.assert_allclose(report["losses"], losses, rtol=1e-4)
 

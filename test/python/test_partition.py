@@ -491,6 +491,19 @@ def test_zero_sharded_masters_train_as_whole_ones(exported, tmp_path, zero):
     assert_same(expected, actual, rtol=1e-5, atol=1e-7)
 
 
+def bf16_micro_batch_gpt(exported, tmp_path):
+    """The GPT's bf16 AdamW step over 2 micro-batches, its inputs, and one
+    device's STEPS steps in fp64: (step, inputs, hyper, tensors, losses)."""
+    step = str(tmp_path / "step.mlir")
+    subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
+                    "--optimizer=adamw", "--precision=bf16", "--micro-batches=2",
+                    "-o", step], check=True)
+    inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
+    inputs = doubled_batch(step, inputs)
+    expected, losses = run_steps(step, inputs, hyper, STEPS, "fp64")
+    return step, inputs, hyper, expected, losses
+
+
 @pytest.mark.parametrize("zero", [0, 1])
 def test_mixed_precision_micro_batches_reduce_once(exported, tmp_path, zero):
     """Under mixed precision over two micro-batches each rank's bf16 weight
@@ -501,13 +514,7 @@ def test_mixed_precision_micro_batches_reduce_once(exported, tmp_path, zero):
     micro-batch's pass, and the GPT over dp2 x tp2 (in fp64, where bf16
     computes as double) equals one device's step over the same
     micro-batches after 3 AdamW steps."""
-    step = str(tmp_path / "step.mlir")
-    subprocess.run([DPC_OPT, os.path.join(exported["gpt"][0], "gpt.onnx"), "--train",
-                    "--optimizer=adamw", "--precision=bf16", "--micro-batches=2",
-                    "-o", step], check=True)
-    inputs, hyper = initial_inputs(step, exported["gpt"][0], "gpt")
-    inputs = doubled_batch(step, inputs)
-    expected, losses = run_steps(step, inputs, hyper, STEPS, "fp64")
+    step, inputs, hyper, expected, losses = bf16_micro_batch_gpt(exported, tmp_path)
     path = str(tmp_path / "partitioned.mlir")
     text = partition(step, path, "2x2", 2, 2, zero)
     first_pass = text[text.index("func.func @forward_backward"):
@@ -519,6 +526,38 @@ def test_mixed_precision_micro_batches_reduce_once(exported, tmp_path, zero):
                      r"phase<optimizer>[^\n]*: tensor<\d{3,}xf32>", train_step) or \
         re.search(r"dpc\.reduce_scatter [^\n]*over @plan \[\"dp\"\] <sum>[^\n]*"
                   r"phase<optimizer>[^\n]*xf32>", train_step)
+    actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
+    np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
+    assert_same(expected, actual, rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("zero", [1, 2])
+def test_pipelined_zero_shards_masters_over_micro_batches(exported, tmp_path, zero):
+    """On pipeline stages ZeRO-1/2 keep blocks of the bf16 copies' fp32
+    masters over several micro-batches too: the stages inline their
+    micro-batches, and each copy's block is cast and gathered over dp once
+    a step, for every micro-batch (the first micro-batch's gather serves
+    the others). The GPT over dp2 x pp2, 2 micro-batches, 3 AdamW steps in
+    fp64 equals one device's step."""
+    step, inputs, hyper, expected, losses = bf16_micro_batch_gpt(exported, tmp_path)
+    path = str(tmp_path / "pipelined.mlir")
+    r = subprocess.run([DPC_OPT, step, "--mesh=2x2", "--dp=2", "--tp=1", "--pp=2",
+                        "--zero=%d" % zero, "--pipeline-schedule=1f1b", "--partition",
+                        "-o", path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = open(path).read()
+    for stage in (0, 1):
+        program = text[text.index("func.func @train_step.stage%d(" % stage):]
+        program = program[:program.index("\n  }\n")]
+        masters = re.findall(r'tensor<\d+x\d+xf32> \{dpc\.param = "[^"]+", '
+                             r'dpc\.sharding = #dpc\.sharding<@plan, \[([^]]*)\]', program)
+        assert masters and all("dp" in layout for layout in masters), masters
+        # Each gathered copy once a step: no bf16 gather repeats its operand.
+        gathered = re.findall(r"dpc\.all_gather (%\w+) over @plan \[\"dp\"\][^\n]*xbf16>",
+                              program)
+        assert gathered and len(gathered) == len(set(gathered)), gathered
+        assert len(re.findall(r"dpc\.all_gather [^\n]*over @plan \[\"dp\"\][^\n]*"
+                              r"phase<forward>[^\n]*xbf16>", program)) <= len(masters)
     actual, actual_losses = run_steps(path, inputs, hyper, STEPS, "fp64")
     np.testing.assert_allclose(actual_losses, losses, rtol=1e-10)
     assert_same(expected, actual, rtol=1e-8, atol=1e-12)

@@ -33,6 +33,7 @@ using namespace mlir::dpc;
 
 /// The plan names its pipeline mesh axis so (writePlanMesh).
 static constexpr StringLiteral kPipelineAxis = "pp";
+static constexpr StringLiteral kDataAxis = "dp";
 static constexpr StringLiteral kMicroBatchAttr = "dpc.micro_batch";
 static constexpr StringLiteral kMessageAttr = "dpc.message";
 static constexpr StringLiteral kChunkAttr = "dpc.chunk";
@@ -175,21 +176,47 @@ bool isSameValue(Operation *a, Operation *b) {
   return attrsOf(a) == attrsOf(b);
 }
 
-/// A value every micro-batch makes alike from the parameters and another
+/// Whether `reshard` gathers ZeRO-1/2's block of a master's compute copy
+/// over the data axis: of a view (not the block itself) and nothing else.
+/// The copy is held whole all step; ZeRO-3's gathers, in contrast, are
+/// made again for every pass so that no whole parameter lives long.
+bool gathersCopyOverData(ReshardOp reshard, int64_t zeroStage) {
+  if ((zeroStage != 1 && zeroStage != 2) ||
+      isa<BlockArgument>(reshard.getInput()))
+    return false;
+  ShardingAttr from = getSharding(reshard.getInput());
+  ShardingAttr to = reshard.getSharding();
+  if (!from || from.isPartial() || to.isPartial() ||
+      from.getRank() != to.getRank())
+    return false;
+  bool gathered = false;
+  for (unsigned dim = 0; dim < from.getRank(); ++dim) {
+    SmallVector<StringRef> axes = from.getDimAxes(dim);
+    gathered |= llvm::is_contained(axes, kDataAxis);
+    llvm::erase(axes, kDataAxis);
+    if (axes != to.getDimAxes(dim))
+      return false;
+  }
+  return gathered;
+}
+
+/// Values every micro-batch makes alike from the parameters, that another
 /// stage reads (a tied table's bf16 copy, cast from the step's argument on
-/// the stage that keeps the table) is made once, by the first micro-batch,
-/// and so sent once per step rather than once per micro-batch: the later
-/// micro-batches' ops are replaced by the first's.
-void shareCrossStageValues(func::FuncOp entry) {
+/// the stage that keeps the table) or that ZeRO-1/2 gather (a master
+/// block's bf16 copy), are made once, by the first micro-batch, and so
+/// sent and gathered once per step rather than once per micro-batch: the
+/// later micro-batches' ops (and the ops they are made from) are replaced
+/// by the first's.
+void shareStepValues(func::FuncOp entry, int64_t zeroStage) {
   DenseMap<Operation *, int64_t> positions = getStages(entry);
-  // Values made from the parameters (and constants) alone.
+  Block &body = entry.getBody().front();
+  // Ops made from the parameters (and constants) alone.
   DenseSet<Value> ofParameters;
   for (BlockArgument arg : entry.getArguments())
     if (entry.getArgAttr(arg.getArgNumber(), DpcDialect::kParamAttrName))
       ofParameters.insert(arg);
-  SmallVector<Operation *> made;
-  for (Operation &op : llvm::make_early_inc_range(
-           entry.getBody().front().without_terminator())) {
+  SmallVector<Operation *> candidates;
+  for (Operation &op : body.without_terminator()) {
     if (op.getNumRegions() != 0 || op.getNumResults() == 0 || !isPure(&op) ||
         !llvm::all_of(op.getOperands(), [&](Value operand) {
           return ofParameters.contains(operand) ||
@@ -197,21 +224,33 @@ void shareCrossStageValues(func::FuncOp entry) {
         }))
       continue;
     ofParameters.insert(op.result_begin(), op.result_end());
-    if (!op.hasAttr(kMicroBatchAttr))
-      continue;
-    int64_t position = positions.lookup(&op);
-    if (llvm::none_of(op.getUsers(), [&](Operation *user) {
-          return positions.lookup(user) != position;
-        }))
+    candidates.push_back(&op);
+  }
+  // Those worth sharing, and the ops they are made from.
+  DenseSet<Operation *> shared;
+  for (Operation *op : llvm::reverse(candidates)) {
+    int64_t position = positions.lookup(op);
+    auto reshard = dyn_cast<ReshardOp>(op);
+    bool worth =
+        (reshard && gathersCopyOverData(reshard, zeroStage)) ||
+        llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return shared.contains(user) || positions.lookup(user) != position;
+        });
+    if (worth)
+      shared.insert(op);
+  }
+  SmallVector<Operation *> made;
+  for (Operation *op : candidates) {
+    if (!shared.contains(op) || !op->hasAttr(kMicroBatchAttr))
       continue;
     auto same = llvm::find_if(
-        made, [&](Operation *first) { return isSameValue(first, &op); });
+        made, [&](Operation *first) { return isSameValue(first, op); });
     if (same == made.end()) {
-      made.push_back(&op);
+      made.push_back(op);
       continue;
     }
-    op.replaceAllUsesWith((*same)->getResults());
-    op.erase();
+    op->replaceAllUsesWith((*same)->getResults());
+    op->erase();
   }
 }
 
@@ -509,7 +548,9 @@ static LogicalResult splitStep(ModuleOp module, func::FuncOp entry,
            << kPipelineAxis << "' axis";
 
   inlineCalls(entry, module);
-  shareCrossStageValues(entry);
+  auto plan = module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+  auto zeroStage = plan ? plan.getAs<IntegerAttr>("zero_stage") : IntegerAttr();
+  shareStepValues(entry, zeroStage ? zeroStage.getInt() : 0);
   placeSumsWithTheirTerms(entry);
   placeScalarsWithTheirReaders(entry, *stages);
   // Each op's pipeline position, and the stage that runs it.

@@ -140,15 +140,21 @@ private:
                                    ArrayRef<SegmentRange> chunks,
                                    int64_t microBatches,
                                    const PipelineVariant &variant) const;
+  /// Whether ZeRO-1/2 keep blocks of the masters of compute copies in a
+  /// step of `microBatches`: where the program gathers the copies once, in
+  /// a step of one micro-batch or on pipeline stages (which inline their
+  /// micro-batches and make the copy once for all of them).
+  static bool shardsCopiedMasters(const StageMesh &mesh, int64_t microBatches) {
+    return microBatches == 1 || mesh.getStages() > 1;
+  }
   /// The model state of `elements` parameter elements on one device, in
   /// a step of `microBatches` (the program shards the masters of compute
-  /// copies under ZeRO-1/2 where it gathers the copies once: in a step of
-  /// one micro-batch on one stage).
+  /// copies under ZeRO-1/2 where it gathers the copies once).
   MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
                                 int zeroStage, int64_t microBatches) const {
     return getModelStateMemory(elements, modelStateBytes, zeroStage,
                                mesh.getDataParallel(),
-                               microBatches == 1 && mesh.getStages() == 1);
+                               shardsCopiedMasters(mesh, microBatches));
   }
   /// A step time no split of `segments` into stages can beat: the
   /// pipeline of a slowest stage that takes at least its share of the work
@@ -322,12 +328,14 @@ Search::getGradientReduction(double elements, PartialGradients partial,
   // that precision (Megatron-LM does the same in bf16); ZeRO-2/3
   // reduce-scatter each micro-batch's as it is made. ZeRO-1/2 then gather
   // the updated shards: of the compute copies where the step shards their
-  // masters (one micro-batch), else of the masters.
+  // masters, else of the masters.
   double wireBytes = graph.getGradientCommunicationBytes();
   bool accumulated = microBatches > 1 && zeroStage <= 1;
   double reduceBytes = accumulated ? graph.getGradientBytes() : wireBytes;
   double reductions = microBatches > 1 && zeroStage >= 2 ? microBatches : 1;
-  double gatherBytes = microBatches > 1 ? graph.getParameterBytes() : wireBytes;
+  double gatherBytes = shardsCopiedMasters(mesh, microBatches)
+                           ? wireBytes
+                           : graph.getParameterBytes();
   GradientReduction reduction;
   auto add = [&](CollectiveKind kind, double bytes, const GroupPlacement &group,
                  int64_t ranks, double &sent, double times = 1.0) {

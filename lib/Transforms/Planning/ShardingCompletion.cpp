@@ -1095,11 +1095,13 @@ void mlir::dpc::completeShardings(ModuleOp module, const PlanLayout &plan,
   // lives from one pass to the other. ZeRO-1/2 keep only the block of a
   // master the step reads through its compute copy (its bf16 cast), as
   // Megatron-LM's distributed optimizer does: the copy is gathered once
-  // and read whole by both passes. (Only in a step of one micro-batch on
-  // one stage: each micro-batch would gather the copy again, which for
-  // more than two sends more than the master's gather after the update.)
+  // and read whole by both passes. (In a step of one micro-batch, or on
+  // pipeline stages, which inline their micro-batches and make the copy
+  // once for all of them; otherwise each micro-batch would gather the copy
+  // again, which for more than two sends more than the master's gather
+  // after the update.)
   llvm::StringSet<> blockedParams;
-  bool shardCopiedMasters = calls <= 1 && plan.pipelineParallel == 1;
+  bool shardCopiedMasters = calls <= 1 || plan.pipelineParallel > 1;
   if (plan.zeroStage >= 1) {
     llvm::DenseMap<Value, TensorSharding> blocks;
     for (BlockArgument arg : forwardBackward.getArguments()) {

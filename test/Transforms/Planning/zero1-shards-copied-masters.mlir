@@ -4,6 +4,7 @@
 // RUN: dpc-opt %s --train --optimizer=adam --precision=bf16 --micro-batches=4 -o %t.micro.mlir
 // RUN: dpc-opt %t.micro.mlir --mesh=2 --dp=2 --tp=1 --pp=1 --zero=1 --partition --plan-report=%t.micro.json | FileCheck %s --check-prefix=MICRO
 // RUN: FileCheck %s --input-file=%t.micro.json --check-prefix=MICROMEMORY
+// RUN: dpc-opt %t.micro.mlir --mesh=2x2 --dp=2 --tp=1 --pp=2 --zero=1 --pipeline-schedule=1f1b --partition -test-dpc-communication-volume | FileCheck %s --check-prefix=PIPE
 
 // Under mixed precision ZeRO-1 keeps each rank's block of the fp32 masters
 // (with Adam's moments), as Megatron-LM's distributed optimizer does: the
@@ -46,6 +47,20 @@
 // MICRO-SAME: tensor<64x64xf32> {dpc.param = "hidden.weight", dpc.sharding = #dpc.sharding<@plan, [*, *]>}
 // MICRO: dpc.all_gather %{{.*}} over @plan ["dp"] dim 0 {{.*}}phase<optimizer>{{.*}} : tensor<2560xf32> -> tensor<5120xf32>
 // MICROMEMORY: "repeat_model_state_bytes": 57344,
+
+// On pipeline stages, which inline their micro-batches, the four
+// micro-batches share one gather of the copies: the masters stay blocks
+// over dp, the copies' bucket is gathered once a step, and the summed
+// fp32 gradients are reduce-scattered once, after the last micro-batch
+// (15360 bytes a rank, as charged; 8 more are scalars).
+// PIPE-LABEL: func.func @train_step.stage0
+// PIPE-SAME: tensor<32x64xf32> {dpc.param = "hidden.weight", dpc.sharding = #dpc.sharding<@plan, [dp, *]>}
+// PIPE-SAME: dpc.sent_bytes = {dp = 15368 : i64
+// PIPE: dpc.all_gather %{{.*}} over @plan ["dp"] dim 0 {{.*}}phase<forward>{{.*}} : tensor<2560xbf16> -> tensor<5120xbf16>
+// PIPE-NOT: dpc.all_gather
+// PIPE: dpc.reduce_scatter %{{.*}} over @plan ["dp"] <sum> dim 0 {{.*}}phase<optimizer>{{.*}} : tensor<64x64xf32> -> tensor<32x64xf32>
+// PIPE-NOT: dpc.all_gather
+// PIPE-LABEL: func.func @train_step.stage1
 
 func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
                    %labels: tensor<8xi64> {dpc.input = "labels"},
