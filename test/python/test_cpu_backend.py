@@ -45,6 +45,8 @@ LAYOUTS = {
     "dp-inner-tp": ["--mesh=2x2", "--dp=2", "--tp=2", "--pp=1", "--inner-axis=dp"],
     "pp": ["--mesh=2", "--dp=1", "--tp=1", "--pp=2", "--pipeline-schedule=1f1b"],
     "dp-pp": ["--mesh=2x2", "--dp=2", "--tp=1", "--pp=2", "--pipeline-schedule=gpipe"],
+    "dp-pp-zero1": ["--mesh=2x2", "--dp=2", "--tp=1", "--pp=2", "--zero=1",
+                    "--pipeline-schedule=1f1b"],
     "dp-recompute": ["--mesh=2", "--dp=2", "--tp=1", "--pp=1", "--recompute=on"],
     "tp-recompute-attention": ["--mesh=2", "--dp=1", "--tp=2", "--pp=1",
                                "--recompute=attention"],
@@ -615,7 +617,7 @@ def test_scaling_against_one_rank(steps, exported, tmp_path):
 
 @pytest.mark.parametrize("model, layout, micro_batches", [
     ("gpt", "dp", 1), ("gpt", "dp-tp-zero1", 1), ("gpt", "dp", 2), ("gpt", "dp-tp-zero1", 2),
-    ("tied_gpt", "pp", 2)])
+    ("gpt", "dp-pp-zero1", 2), ("tied_gpt", "pp", 2)])
 def test_bf16_loss_curve(exported, tmp_path, model, layout, micro_batches):
     """Mixed precision (bf16 compute, fp32 master weights) compiled for two
     data-parallel ranks, and for dp2 x tp2 under ZeRO-1 (each rank keeps
@@ -626,7 +628,8 @@ def test_bf16_loss_curve(exported, tmp_path, model, layout, micro_batches):
     to 1e-4, not to the bit. Over 2 micro-batches each rank's fp32
     gradient terms accumulate with their sums pending and are reduced once
     (ZeRO-1: reduce-scattered over tp and dp); over two pipeline stages the
-    tied table's bf16 copy crosses once a step for both micro-batches."""
+    tied table's bf16 copy crosses once a step for both micro-batches, and
+    under ZeRO-1 each stage gathers its masters' bf16 copies once a step."""
     if model == "gpt":
         onnx_path, data_dir = os.path.join(exported["gpt"][0], "gpt.onnx"), exported["gpt"][0]
     else:
