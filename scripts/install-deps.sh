@@ -16,6 +16,8 @@ packages=(
   # makes Debian's torch multiply matrices at full speed.
   python3-torch python3-torchvision python3-onnx libopenblas0-openmp
   python3-pytest python3-numpy
+  # Memcheck over dpc-opt (test_memory_errors.py).
+  valgrind
   # Real ONNX node tests; npm for third-party models and onnxruntime-node.
   libonnx-testdata nodejs npm
 )

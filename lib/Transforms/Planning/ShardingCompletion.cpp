@@ -675,16 +675,18 @@ void Completion::wantOperandsOfWanted(ArrayRef<Operation *> ops) {
     std::optional<ShardingRule> rule = getPointwiseRule(op);
     if (it == wanted.end() || !rule)
       continue;
+    // A copy: wanting an operand inserts into `wanted`, which may move it.
+    TensorSharding want = it->second;
     for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
       Operation *def = operand.getDefiningOp();
       if (!def || !completed.contains(def) || !operand.hasOneUse() ||
           isConstant(operand) || wanted.contains(operand))
         continue;
-      wanted[operand] = carryAlongFactors(it->second, rule->getResultFactors(0),
+      wanted[operand] = carryAlongFactors(want, rule->getResultFactors(0),
                                           rule->getOperandFactors(i));
       if (auto stage = wantedStages.find(op->getResult(0));
           stage != wantedStages.end())
-        wantedStages[operand] = stage->second;
+        wantedStages[operand] = int64_t(stage->second);
     }
   }
 }
