@@ -18,6 +18,13 @@
 // RUN: dpc-opt %s --train --mesh=2x2 --dp=2 --tp=2 --emit=shard-mlir | FileCheck %s --check-prefix=SHARD
 // RUN: not dpc-opt %s --train --emit=rocm -o %t.dpc 2>&1 | FileCheck %s --check-prefix=EMIT
 // RUN: not dpc-opt %s --train --emit=cpu 2>&1 | FileCheck %s --check-prefix=EMIT-OUT
+// Code is emitted from the per-rank program: with a mesh, --emit=cpu-source
+// (and cpu, cuda, cuda-source) partitions without --partition, the same
+// program as with it (before, the backend met the plan's unlowered reshards).
+// RUN: dpc-opt %s --train --optimizer=adamw --mesh=2x2 --dp=2 --tp=2 --emit=cpu-source -o %t.implied.cpp
+// RUN: dpc-opt %s --train --optimizer=adamw --mesh=2x2 --dp=2 --tp=2 --partition --emit=cpu-source -o %t.partitioned.cpp
+// RUN: diff %t.implied.cpp %t.partitioned.cpp
+// RUN: FileCheck %s --check-prefix=CPU < %t.implied.cpp
 // Errors of the training step point into this file.
 // RUN: not dpc-opt %s --train --optimizer=rmsprop 2>&1 | FileCheck %s --check-prefix=LOCATION
 
@@ -42,6 +49,9 @@
 // SHARD: shard.shard {{.*}} annotate_for_users
 // EMIT: dpc-opt: --emit=rocm is not a kind dpc-opt writes (mlir, shard-mlir, cpu, cpu-source, cuda or cuda-source)
 // EMIT-OUT: dpc-opt: --emit=cpu writes an artifact directory: give it with -o DIR (and not --plan-only)
+
+// CPU: extern "C" int32_t dpc_program_0(
+// CPU: dpc::cpu::matmul(
 
 // UNRESHARDED: error: 'dpc.matmul' op result #0 is declared
 

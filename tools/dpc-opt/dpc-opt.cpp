@@ -163,7 +163,8 @@ static llvm::cl::opt<bool>
 static llvm::cl::opt<bool> partitionStep(
     "partition", llvm::cl::cat(planCategory),
     llvm::cl::desc("After planning, write the program each rank runs: local "
-                   "types and collectives (-dpc-partition)"));
+                   "types and collectives (-dpc-partition); implied by "
+                   "--emit=cpu|cuda|cpu-source|cuda-source with --mesh"));
 
 static llvm::cl::opt<std::string> pipelineSchedule(
     "pipeline-schedule", llvm::cl::cat(planCategory),
@@ -335,6 +336,13 @@ static LogicalResult readTrainFlags(mlir::dpc::TrainPipelineOptions &options) {
 static double memoryLimitGiB = 0.0;
 
 /// The --mesh flags as the planning pipeline's options.
+/// Whether --emit asks for code (an artifact or its source), which is
+/// made from the per-rank program.
+static bool emitsRankProgram() {
+  return llvm::is_contained({"cpu", "cuda", "cpu-source", "cuda-source"},
+                            StringRef(emitKind));
+}
+
 static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   options.mesh = meshShape;
   options.cluster = clusterSpec;
@@ -348,7 +356,9 @@ static void readPlanFlags(mlir::dpc::PlanPipelineOptions &options) {
   // The IR is not printed after the table: writing the plan onto it is
   // wasted time.
   options.annotate = !planOnly;
-  options.partition = partitionStep;
+  // Code is emitted from the program each rank runs: with a mesh, emitting
+  // partitions (a planned but unpartitioned step has no code to emit).
+  options.partition = partitionStep || emitsRankProgram();
   options.bucketCapMb = bucketCapMb;
   options.pipelineSchedule = pipelineSchedule;
   options.pipelineChunks = pipelineChunks;

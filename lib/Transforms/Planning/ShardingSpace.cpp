@@ -71,7 +71,10 @@ ShardingSpace::ShardingSpace(const TrainingGraph &graph,
       if (graph.isParameter(operand) && !paramWeights.contains(operand))
         paramWeights[operand] = 0;
   }
-  for (auto &[param, weight] : paramWeights)
+  // (Keys are collected first: indexing the map while walking it would
+  // invalidate the walk if a representative were missing.)
+  SmallVector<Value> params(llvm::make_first_range(paramWeights));
+  for (Value param : params)
     paramWeights[segmentation.getRepresentative(param)] += 1;
   for (auto &[param, weight] : paramWeights)
     if (weight > 0)
