@@ -669,14 +669,15 @@ def test_the_steps_learning_rate_is_the_default(exported, tmp_path):
     assert abs(report["losses"][-1] - at_default[-1]) > 1e-3
 
 
-def test_the_memory_check_predicts_what_the_ranks_hold(steps, exported, tmp_path):
+@pytest.mark.parametrize("layout", ["dp-tp-zero1", "dp-pp"])
+def test_the_memory_check_predicts_what_the_ranks_hold(steps, exported, tmp_path, layout):
     """The launcher's figure for the tensors this node's ranks will hold
     (from the manifest, before any rank starts) is what the ranks then
     allocate (arguments, results and arena, measured by each rank)."""
     inputs, *_ = reference(steps, exported, "gpt")
     init, data = write_inputs(steps["gpt"], inputs, tmp_path)
     artifact = str(tmp_path / "model.dpc")
-    compile_artifact(steps["gpt"], LAYOUTS["dp-tp-zero1"], artifact)
+    compile_artifact(steps["gpt"], LAYOUTS[layout], artifact)
     r, _ = train_artifact(artifact, init, data, str(tmp_path / "a"), "--memory-limit=1B")
     assert r.returncode != 0
     import re
@@ -685,6 +686,45 @@ def test_the_memory_check_predicts_what_the_ranks_hold(steps, exported, tmp_path
     assert r.returncode == 0, r.stderr
     measured = sum(report["tensor_memory_bytes"]) / 2**20
     assert needed == pytest.approx(measured, abs=1e-3), (needed, measured)
+
+
+def test_a_pipeline_stage_holds_its_own_tensors(steps, exported, tmp_path):
+    """Over dp2 x pp2 each rank allocates the arguments its stage's program
+    reads (the manifest's "reads"): every parameter and optimizer state is
+    held by one stage, whose program updates it, and each rank's measured
+    tensors are its stage's arguments, arena and outputs (before, every
+    rank held the whole model's parameters and optimizer state, and a
+    stage's memory was not its plan's)."""
+    inputs, *_ = reference(steps, exported, "gpt")
+    init, data = write_inputs(steps["gpt"], inputs, tmp_path)
+    artifact = str(tmp_path / "model.dpc")
+    manifest = compile_artifact(steps["gpt"], LAYOUTS["dp-pp"], artifact)
+    arguments = manifest["arguments"]
+    stages = manifest["programs"]
+    assert len(stages) == 2
+
+    def local_bytes(tensor):
+        return np.dtype(tensor["dtype"]).itemsize * int(np.prod(tensor["local_shape"]))
+
+    model_state = [i for i, a in enumerate(arguments) if a["role"] in ("param", "opt_state")]
+    for i in model_state:
+        holders = [p for p in stages if i in p["reads"]]
+        assert len(holders) == 1, arguments[i]["name"]
+        updated = {(r["role"], r["name"]) for r in holders[0]["results"]}
+        assert (arguments[i]["role"], arguments[i]["name"]) in updated
+    held = {}
+    everything = sum(map(local_bytes, arguments))
+    for program in stages:
+        read = sum(local_bytes(arguments[i]) for i in program["reads"])
+        assert read < everything
+        own = [r for r in program["results"] if "updates" not in r]
+        size = read + program["arena_bytes"] + sum(map(local_bytes, own))
+        held.update({rank: size for rank in program["ranks"]})
+    r, report = train_artifact(artifact, init, data, str(tmp_path / "out"))
+    assert r.returncode == 0, r.stderr
+    assert report["tensor_memory_bytes"] == [held[rank] for rank in range(4)]
+    # Each tensor comes back from the stage that holds it, as one device's.
+    assert_equals_one_device(steps, exported, "gpt", report, str(tmp_path / "out"))
 
 
 def test_each_rank_holds_its_model_state_once(steps, exported, tmp_path):
@@ -743,6 +783,10 @@ def train_with_edited_manifest(steps, exported, tmp_path, edit, *extra):
     (lambda m: m["cpu"].pop("features"), "its cpu entry lists no features"),
     (lambda m: m["cpu"]["features"].append("quantum"),
      "its library needs the CPU extension 'quantum', which this dpc-run cannot check"),
+    (lambda m: m["programs"][0].update(reads=[10**6]),
+     "a program's \"reads\" is not a list of argument indices"),
+    (lambda m: m["programs"][0].update(reads="x"),
+     "a program's \"reads\" is not a list of argument indices"),
     (lambda m: m["programs"][0].update(ops={"op": "dpc.matmul"}),
      "a program's \"ops\" is not a list"),
     (lambda m: m["programs"][0]["ops"][0].pop("flops"),

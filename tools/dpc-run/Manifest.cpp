@@ -208,6 +208,20 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     program.symbol = object->getString("symbol")->str();
     program.ranks.assign(ranks.begin(), ranks.end());
     program.arenaBytes = *object->getInteger("arena_bytes");
+    // The arguments the program reads; absent in artifacts built before
+    // it was written: all of them.
+    program.holds.assign(manifest.arguments.size(), !object->get("reads"));
+    if (const json::Value *reads = object->get("reads")) {
+      std::vector<int64_t> indices;
+      if (!readInts(reads, indices) ||
+          llvm::any_of(indices, [&](int64_t index) {
+            return index < 0 || index >= int64_t(manifest.arguments.size());
+          }))
+        return parseError(file, "a program's \"reads\" is not a list of "
+                                "argument indices");
+      for (int64_t index : indices)
+        program.holds[index] = true;
+    }
     if (const json::Value *ops = object->get("ops")) {
       if (!ops->getAsArray())
         return parseError(file, "a program's \"ops\" is not a list");
@@ -259,6 +273,11 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
                                       "' updates no matching argument");
         spec.updates = int(*updates);
       }
+      // The argument a result is the next value of is held where the
+      // result is made.
+      for (auto [index, argument] : llvm::enumerate(manifest.arguments))
+        if (argument.key() == spec.key())
+          program.holds[index] = true;
       program.results.push_back(std::move(spec));
     }
     manifest.programs.push_back(std::move(program));
@@ -294,16 +313,15 @@ double artifact::getTensorBytes(const Manifest &manifest, int rank) {
       bytes *= double(size);
     return bytes;
   };
-  double total = 0;
-  for (const TensorSpec &spec : manifest.arguments)
-    total += bytesOf(spec);
-  for (const ProgramSpec &program : manifest.programs)
-    if (std::find(program.ranks.begin(), program.ranks.end(), rank) !=
-        program.ranks.end()) {
-      total += double(program.arenaBytes);
-      for (const TensorSpec &spec : program.results)
-        if (spec.updates < 0)
-          total += bytesOf(spec);
-    }
+  const ProgramSpec *program = manifest.getProgram(rank);
+  if (!program)
+    return 0;
+  double total = double(program->arenaBytes);
+  for (auto [index, spec] : llvm::enumerate(manifest.arguments))
+    if (program->holds[index])
+      total += bytesOf(spec);
+  for (const TensorSpec &spec : program->results)
+    if (spec.updates < 0)
+      total += bytesOf(spec);
   return total;
 }

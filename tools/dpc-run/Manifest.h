@@ -69,6 +69,10 @@ struct ProgramSpec {
   std::vector<TensorSpec> results;
   /// In the order the program marks them: `mark(k)` ends ops[k].
   std::vector<MarkedOp> ops;
+  /// Per argument of the manifest, whether the ranks running this program
+  /// hold it: the program reads it or returns its next value. A pipeline
+  /// stage holds its own parameters, state and inputs, not the others'.
+  std::vector<bool> holds;
 };
 
 struct Manifest {

@@ -242,18 +242,22 @@ Status RankRunner::uploadArguments() {
   auto allocate = [&](size_t bytes) -> void * {
     return cuda.allocate(int64_t(bytes));
   };
-  for (const std::vector<std::byte> &block : arguments)
-    deviceArguments.push_back(allocate(block.size()));
+  bool outOfMemory = false;
+  for (auto [index, block] : llvm::enumerate(arguments)) {
+    void *buffer = program->holds[index] ? allocate(block.size()) : nullptr;
+    outOfMemory |= program->holds[index] && !buffer;
+    deviceArguments.push_back(buffer);
+  }
   for (auto [block, spec] : llvm::zip_equal(results, program->results))
     deviceResults.push_back(spec.updates < 0 ? allocate(block.size())
                                              : deviceArguments[spec.updates]);
-  if (llvm::is_contained(deviceArguments, nullptr) ||
-      llvm::is_contained(deviceResults, nullptr))
+  if (outOfMemory || llvm::is_contained(deviceResults, nullptr))
     return Status::error("rank " + std::to_string(rank) +
                          ": out of GPU memory for the arguments and results");
   for (auto [block, buffer] : llvm::zip(arguments, deviceArguments))
-    if (Status status = copyToDevice(buffer, block); status.isError())
-      return status;
+    if (buffer)
+      if (Status status = copyToDevice(buffer, block); status.isError())
+        return status;
   hostArgumentsStale = false;
   return Status::success();
 }
@@ -262,8 +266,9 @@ Status RankRunner::downloadArguments() {
   if (!device || !hostArgumentsStale)
     return Status::success();
   for (auto [block, buffer] : llvm::zip(arguments, deviceArguments))
-    if (Status status = copyToHost(block, buffer); status.isError())
-      return status;
+    if (buffer)
+      if (Status status = copyToHost(block, buffer); status.isError())
+        return status;
   hostArgumentsStale = false;
   return Status::success();
 }
@@ -292,8 +297,13 @@ Status RankRunner::initializeArguments() {
   for (const ::dpc::NamedTensor &tensor : initial)
     byName[tensor.name] = &tensor.tensor;
 
-  for (const TensorSpec &spec : manifest.arguments) {
+  for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
     std::vector<std::byte> block;
+    // Another pipeline stage's tensor: neither held nor read here.
+    if (!program->holds[index]) {
+      arguments.push_back(std::move(block));
+      continue;
+    }
     size_t bytes = getDTypeSize(spec.dtype);
     for (int64_t size : spec.localShape)
       bytes *= size;
@@ -333,6 +343,8 @@ Status RankRunner::initializeArguments() {
 Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
   for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
     std::vector<std::byte> &block = arguments[index];
+    if (!program->holds[index])
+      continue;
     if (spec.role == "input") {
       HostTensor global;
       if (Status status = getBatch(options, spec, data, step, global);
@@ -425,8 +437,12 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
   return Status::success();
 }
 
-bool RankRunner::keepsUpToDate(const TensorSpec &spec) const {
-  // A pipeline stage holds the other stages' parameters, unused.
+bool RankRunner::keepsUpToDate(size_t index) const {
+  const TensorSpec &spec = manifest.arguments[index];
+  // A tensor that no program updates (a frozen one) is kept by every rank
+  // that holds it.
+  if (!program->holds[index])
+    return false;
   auto updatedBy = [&](const ProgramSpec &candidate) {
     return llvm::any_of(candidate.results, [&](const TensorSpec &result) {
       return result.key() == spec.key();
@@ -452,7 +468,7 @@ Status RankRunner::saveCheckpoint(int step) {
   for (auto [index, spec] : llvm::enumerate(manifest.arguments)) {
     if ((spec.role != "param" && spec.role != "state" &&
          spec.role != "opt_state") ||
-        !keepsUpToDate(spec))
+        !keepsUpToDate(index))
       continue;
     HostTensor block(spec.dtype, spec.localShape);
     std::memcpy(block.data.data(), arguments[index].data(),
@@ -550,7 +566,7 @@ Status RankRunner::gatherState(std::vector<::dpc::NamedTensor> &global) {
     if (spec.role != "param" && spec.role != "state" &&
         spec.role != "opt_state")
       continue;
-    if (!keepsUpToDate(spec))
+    if (!keepsUpToDate(index))
       continue;
     append(mine, uint64_t(index));
     append(mine, uint64_t(arguments[index].size()));

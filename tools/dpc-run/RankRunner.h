@@ -100,9 +100,9 @@ private:
   /// `seconds`; rank 0 writes them beside the predictions and prints a
   /// summary.
   ::dpc::Status writeProfile(int steps, double seconds);
-  /// Whether this rank's copy of argument `spec` is kept up to date: its
-  /// program returns it, or no program does.
-  bool keepsUpToDate(const TensorSpec &spec) const;
+  /// Whether this rank keeps the manifest's argument `index` up to date:
+  /// it holds it, and its program returns it or no program does.
+  bool keepsUpToDate(size_t index) const;
   /// Writes this rank's shard of the checkpoint of step `step`; rank 0
   /// then publishes it (Checkpoint layout: see saveCheckpoint).
   ::dpc::Status saveCheckpoint(int step);

@@ -460,6 +460,13 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       if (stage == int64_t(index))
         ranks.push_back(device);
     }
+    // What a rank running the program must hold: the arguments it reads
+    // or writes an update over (a pipeline stage, its own parameters).
+    json::Array reads;
+    for (BlockArgument argument : program.getArguments())
+      if (!argument.use_empty() ||
+          llvm::is_contained(info.updatedArguments, argument.getArgNumber()))
+        reads.push_back(int64_t(argument.getArgNumber()));
     json::Array results;
     for (unsigned i = 0; i < program.getNumResults(); ++i) {
       json::Object entry =
@@ -483,6 +490,7 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
                      {"live_arena_bytes", info.liveBytes},
                      {"loops", info.loops},
                      {"fused_ops", info.fusedOps},
+                     {"reads", std::move(reads)},
                      {"results", std::move(results)},
                      {"ops", std::move(ops)}});
   }
