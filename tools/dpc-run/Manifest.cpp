@@ -302,6 +302,15 @@ Status artifact::readManifest(const std::string &dir, Manifest &manifest) {
     manifest.predictedStepSeconds = plan->getNumber("step_time_s").value_or(0);
     manifest.predictedPeakBytes =
         plan->getNumber("peak_memory_bytes").value_or(0);
+    // One figure per stage program (absent before the plan wrote it).
+    if (const json::Array *stages = plan->getArray("stage_memory_bytes")) {
+      for (const json::Value &stage : *stages)
+        if (std::optional<double> bytes = stage.getAsNumber())
+          manifest.predictedStageBytes.push_back(*bytes);
+      if (manifest.predictedStageBytes.size() != manifest.programs.size())
+        return parseError(file, "its plan's stage_memory_bytes does not give "
+                                "one figure per program");
+    }
   }
   return Status::success();
 }

@@ -12,6 +12,7 @@
 #include "dpc/Runtime/HostTensor.h"
 #include "dpc/Runtime/Status.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
@@ -88,11 +89,24 @@ struct Manifest {
   std::vector<TensorSpec> arguments;
   std::vector<ProgramSpec> programs;
   double predictedStepSeconds = 0, predictedPeakBytes = 0;
+  /// Per program (pipeline stage), the memory the plan predicts for each
+  /// of its ranks; empty where the plan does not say.
+  std::vector<double> predictedStageBytes;
   /// The learning rate the step was built with.
   double defaultLr = 0.01;
   /// The step's micro-batches: above 1, each input is [micro-batches,
   /// batch, ...], micro-batch k its row k.
   int64_t microBatches = 1;
+
+  /// The memory the plan predicts for rank `rank` (its stage's; the peak
+  /// where the plan gives no stages), or 0.
+  double getPredictedBytes(int rank) const {
+    for (auto [index, candidate] : llvm::enumerate(programs))
+      if (llvm::is_contained(candidate.ranks, rank) &&
+          index < predictedStageBytes.size())
+        return predictedStageBytes[index];
+    return predictedPeakBytes;
+  }
 
   /// The program rank `rank` runs (null if none).
   const ProgramSpec *getProgram(int rank) const {

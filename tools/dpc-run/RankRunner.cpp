@@ -859,13 +859,19 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
   int steps = options.steps;
   double meanStep = totalSeconds / std::max(steps, 1);
   double exposed = totalWait / std::max(steps, 1);
-  json::Array peaks, tensors;
+  json::Array peaks, tensors, predictedTensors;
   double peakMax = 0, tensorMax = 0;
+  // Each rank against its own stage's prediction: the largest ratio.
+  double memoryRatio = 0;
   for (int r = 0; r < manifest.worldSize; ++r) {
     peaks.push_back(perRank[3 * r]);
     tensors.push_back(perRank[3 * r + 2]);
+    double predicted = manifest.getPredictedBytes(r);
+    predictedTensors.push_back(predicted);
     peakMax = std::max(peakMax, perRank[3 * r]);
     tensorMax = std::max(tensorMax, perRank[3 * r + 2]);
+    if (predicted > 0)
+      memoryRatio = std::max(memoryRatio, perRank[3 * r + 2] / predicted);
   }
   json::Object object{
       {"steps", steps},
@@ -881,7 +887,8 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       {"tensor_memory_bytes", std::move(tensors)},
       {"arena_bytes", program->arenaBytes},
       {"predicted_step_seconds", manifest.predictedStepSeconds},
-      {"predicted_peak_memory_bytes", manifest.predictedPeakBytes}};
+      {"predicted_peak_memory_bytes", manifest.predictedPeakBytes},
+      {"predicted_memory_bytes", std::move(predictedTensors)}};
   // On GPUs the collectives run on their own streams inside the step: the
   // host sees no wait to measure, so no split is claimed.
   bool onGpu = manifest.onDevice() && !manifest.emulated;
@@ -909,13 +916,13 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
     llvm::outs() << llvm::formatv(
         "dpc-run: the plan predicted {0:f3} ms/step and {1:f1} MiB per "
         "device for its cluster (measured/predicted: time {2:f2}, memory "
-        "{3:f2})\n",
+        "{3:f2}{4})\n",
         manifest.predictedStepSeconds * 1e3,
         manifest.predictedPeakBytes / double(1 << 20),
-        meanStep / manifest.predictedStepSeconds,
-        manifest.predictedPeakBytes > 0
-            ? tensorMax / manifest.predictedPeakBytes
-            : 0.0);
+        meanStep / manifest.predictedStepSeconds, memoryRatio,
+        manifest.predictedStageBytes.size() > 1
+            ? ", the largest of any rank against its stage's"
+            : "");
   llvm::outs().flush();
   return Status::success();
 }

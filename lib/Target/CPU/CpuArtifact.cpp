@@ -225,6 +225,12 @@ json::Value attributeToJson(Attribute attr) {
     return text.getValue();
   if (auto flag = dyn_cast<BoolAttr>(attr))
     return flag.getValue();
+  if (auto list = dyn_cast<ArrayAttr>(attr)) {
+    json::Array elements;
+    for (Attribute element : list)
+      elements.push_back(attributeToJson(element));
+    return elements;
+  }
   std::string printed;
   llvm::raw_string_ostream os(printed);
   attr.print(os);

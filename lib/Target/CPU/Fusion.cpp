@@ -4,6 +4,10 @@
 #include "ElementwiseFormulas.h"
 
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
+#include "dpc/Interfaces/CostOpInterface.h"
+#include "dpc/Target/CPU/BufferPlan.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -44,6 +48,100 @@ static bool readsAtItsOwnIndex(Operation *op,
   });
 }
 
+namespace {
+
+/// Where fused ops are computed, and what computing one there costs in
+/// memory. Computed inside its user, an op reads the values it is made from
+/// where the user runs: they stay alive until then, in place of its own
+/// result.
+class FusedReads {
+public:
+  FusedReads(func::FuncOp func, llvm::DenseSet<Operation *> &fused)
+      : fused(fused) {
+    for (Operation &op : func.getBody().front())
+      positions[&op] = positions.size();
+  }
+
+  /// Where `op`'s result is read: at the first user that is not fused.
+  int64_t getReadPosition(Operation *op) const {
+    while (fused.contains(op) && op->hasOneUse())
+      op = *op->getUsers().begin();
+    return positions.lookup(op);
+  }
+
+  /// Bytes that computing `op` inside its user keeps alive beyond what
+  /// storing it would: the values the fused chain into `op` reads, made in
+  /// the arena and read nowhere at or after `readAt`, less `op`'s result.
+  double getExtraBytes(Operation *op, int64_t readAt) const {
+    // The chain computed at `op`'s place: it and the fused ops it reads.
+    llvm::SmallPtrSet<Operation *, 8> chain;
+    SmallVector<Operation *> work = {op};
+    while (!work.empty()) {
+      Operation *next = work.pop_back_val();
+      if (!chain.insert(next).second)
+        continue;
+      for (Value operand : next->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && fused.contains(def) && def->hasOneUse())
+          work.push_back(def);
+    }
+    llvm::SmallPtrSet<Value, 8> leaves;
+    for (Operation *member : chain)
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        // Arguments are held anyway; constants live outside the arena.
+        if (def && !chain.contains(def) && !isa<ConstantOp>(def))
+          leaves.insert(operand);
+      }
+    double bytes = -getSizeInBytes(op->getResult(0).getType());
+    for (Value leaf : leaves)
+      if (llvm::none_of(leaf.getUsers(), [&](Operation *user) {
+            return !chain.contains(user) && getReadPosition(user) >= readAt;
+          }))
+        bytes += getSizeInBytes(leaf.getType());
+    return bytes;
+  }
+
+  /// Whether an op strictly between positions `from` and `to` makes a
+  /// buffer of its own (so something is allocated while the reads wait).
+  bool makesBufferBetween(Operation *from, int64_t to) const {
+    for (Operation *op = from->getNextNode(); op && positions.lookup(op) < to;
+         op = op->getNextNode())
+      if (!fused.contains(op) && !isView(op) && !isa<ConstantOp>(op) &&
+          llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
+        return true;
+    return false;
+  }
+
+private:
+  llvm::DenseSet<Operation *> &fused;
+  llvm::DenseMap<Operation *, int64_t> positions;
+};
+
+} // namespace
+
+/// Stores the fused elementwise ops whose fusion would keep more alive
+/// while other buffers are made: a micro-batch's gradient added into the
+/// running sum is read by the next micro-batch's add, after a whole
+/// forward and backward pass; computed there, every micro-batch's terms
+/// would be held until the last. (Adjacent chains stay fused: nothing is
+/// allocated while they wait.) From the last op back, so that each op's
+/// readers are settled when it is decided.
+static void storeWhereFusionHoldsMore(func::FuncOp func,
+                                      llvm::DenseSet<Operation *> &fused) {
+  FusedReads reads(func, fused);
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front())
+    if (fused.contains(&op) && op.hasOneUse() && !isMatrixTranspose(&op))
+      ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    int64_t readAt = reads.getReadPosition(*op->getUsers().begin());
+    if (reads.getExtraBytes(op, readAt) > 0 &&
+        reads.makesBufferBetween(op, readAt))
+      fused.erase(op);
+  }
+}
+
 llvm::DenseSet<Operation *> mlir::dpc::getFusedOps(func::FuncOp func) {
   llvm::DenseSet<Operation *> fused;
   for (Operation &op : func.getBody().front()) {
@@ -74,5 +172,6 @@ llvm::DenseSet<Operation *> mlir::dpc::getFusedOps(func::FuncOp func) {
       continue;
     fused.insert(&op);
   }
+  storeWhereFusionHoldsMore(func, fused);
   return fused;
 }

@@ -477,8 +477,11 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                     getShardingAttr(ctx, sharding));
   }
   double peakMemory = 0;
-  for (const auto &stage : plan.stages)
+  SmallVector<Attribute> stageMemory;
+  for (const auto &stage : plan.stages) {
     peakMemory = std::max(peakMemory, stage.memory.getTotal());
+    stageMemory.push_back(builder.getF64FloatAttr(stage.memory.getTotal()));
+  }
   SmallVector<NamedAttribute> fields = {
       builder.getNamedAttr("mesh", builder.getStringAttr(context.mesh)),
       builder.getNamedAttr("cluster",
@@ -509,7 +512,10 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                            builder.getF64FloatAttr(plan.stepTime)),
       // What a backend's measured peak is compared with.
       builder.getNamedAttr("peak_memory_bytes",
-                           builder.getF64FloatAttr(peakMemory))};
+                           builder.getF64FloatAttr(peakMemory)),
+      // Per pipeline stage, what each of its ranks' is compared with.
+      builder.getNamedAttr("stage_memory_bytes",
+                           builder.getArrayAttr(stageMemory))};
   if (plan.recompute == Recomputation::Attention)
     fields.push_back(
         builder.getNamedAttr("recompute_attention", builder.getBoolAttr(true)));

@@ -63,7 +63,7 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // ILP: func.func @forward_backward
 // ILP-SAME: dpc.exhaustive_objective = [[OBJECTIVE:[0-9.e+-]+]] : f64, dpc.ilp_objective = [[OBJECTIVE]] : f64
 
-// PLAN: module attributes {dpc.plan = {bucket_cap_bytes = 2.621440e+07 : f64, chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, memory_limit_bytes = {{.*}} : f64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, peak_memory_bytes = {{.*}} : f64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
+// PLAN: module attributes {dpc.plan = {bucket_cap_bytes = 2.621440e+07 : f64, chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, memory_limit_bytes = {{.*}} : f64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, peak_memory_bytes = {{.*}} : f64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", stage_memory_bytes = [{{.*}}], step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
 // REPORT: plan for 8 devices (mesh 2x4, cluster h100-sxm): dp=2 tp=4 pp=1 (dp innermost)
 // NOPLAN: error: the module has no plan (dpc.plan): run -dpc-plan first
 // BADATTENTION: error: dpc.plan's recompute_attention ("yes") is not true or false

@@ -5,8 +5,11 @@
 // computed inside that user's loop) or a reduction (computed as the
 // reduction reads each element: a gradient's squares summed for its norm
 // are never stored), and a transpose of the last two dimensions that only
-// matrix products read (BLAS reads the matrix transposed). The buffer plan
-// and the emitter both follow this choice.
+// matrix products read (BLAS reads the matrix transposed). An elementwise
+// op whose fusion would hold more memory while other buffers are made (its
+// operands die at it, outweigh its result, and would be read only where
+// its user runs, after other work) is stored instead. The buffer plan and
+// the emitter both follow this choice.
 //
 //===----------------------------------------------------------------------===//
 
