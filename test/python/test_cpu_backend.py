@@ -151,6 +151,11 @@ def test_compiled_ranks_equal_one_device(steps, exported, tmp_path, name, layout
                                steps=MODEL_STEPS.get(name, STEPS))
     assert r.returncode == 0, r.stderr
     assert_equals_one_device(steps, exported, name, report, out)
+    # Samples per step: the 2 micro-batches' (the report counted the
+    # micro-batches as samples, and so its samples/s, before).
+    first = inputs[next(iter(tools.signature(open(steps[name]).read(),
+                                             function="train_step")["input"]))]
+    assert report["batch_size"] == first.shape[0] * first.shape[1]
 
 
 def test_weight_tied_across_stages_is_updated_on_both(tmp_path):

@@ -123,13 +123,13 @@ def pipelined_held_and_predicted(model, tmp_path, micro_batches):
     tensor memory each rank holds, what dpc-run compares it with, and the
     plan report's stage totals."""
     onnx, _ = model
-    step, artifact = str(tmp_path / "step.mlir"), str(tmp_path / "model.dpc")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    artifact = str(tmp_path / "model.dpc")
     plan, report = str(tmp_path / "plan.json"), str(tmp_path / "report.json")
-    subprocess.run([tools.tool("dpc-opt"), onnx, "--train", "--optimizer=momentum",
-                    "--micro-batches=%d" % micro_batches, "-o", step], check=True)
-    r = subprocess.run([tools.tool("dpc-opt"), step, "--mesh=2", "--dp=1", "--tp=1", "--pp=2",
-                        "--pipeline-schedule=1f1b", "--plan-report", plan, "--emit=cpu",
-                        "-o", artifact], capture_output=True, text=True)
+    r = subprocess.run([tools.tool("dpc-opt"), onnx, "--train", "--optimizer=momentum",
+                        "--micro-batches=%d" % micro_batches, "--mesh=2", "--dp=1", "--tp=1",
+                        "--pp=2", "--pipeline-schedule=1f1b", "--plan-report", plan,
+                        "--emit=cpu", "-o", artifact], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     r = subprocess.run([tools.tool("dpc-run"), artifact, "--steps=1", "--report-json", report,
                         "--timeout=60"], capture_output=True, text=True, timeout=300)
@@ -142,26 +142,27 @@ def pipelined_held_and_predicted(model, tmp_path, micro_batches):
 def test_each_pipeline_stage_is_compared_with_its_own_plan(exported, tmp_path):
     """The bench GPT over two stages: dpc-run compares each rank with its
     own stage's planned memory (the manifest's plan carries one figure per
-    stage), the two stages hold different amounts, and the second stage's
-    ranks hold no copy of the first stage's parameters (each held the whole
-    model's arguments before). Over four micro-batches instead of two, a
-    stage holds at most 5% more (the plan's 1F1B memory does not grow with
+    stage), and the two stages hold different amounts (each rank held the
+    whole model's arguments before). Over eight micro-batches instead of
+    four, a stage holds at most 2% more (1F1B's memory does not grow with
     them): a micro-batch's gradient added into the running sum is stored,
-    not computed inside the next micro-batch's add, which held every term
-    to the end (+8% and +10%)."""
-    held, compared, stages = pipelined_held_and_predicted(exported["gpt"], tmp_path / "2", 2)
+    not computed inside the next micro-batch's add, which held every
+    micro-batch's terms to the last (a set of the stage's gradients more
+    per micro-batch)."""
+    held, compared, stages = pipelined_held_and_predicted(exported["gpt"], tmp_path / "4", 4)
     assert compared == pytest.approx(stages, rel=1e-9)
     assert stages[0] != stages[1] and held[0] != held[1]
-    more, _, same = pipelined_held_and_predicted(exported["gpt"], tmp_path / "4", 4)
+    more, _, same = pipelined_held_and_predicted(exported["gpt"], tmp_path / "8", 8)
     assert same == pytest.approx(stages, rel=1e-9)
-    for two, four in zip(held, more):
-        assert four <= 1.05 * two, (two / 2**20, four / 2**20)
+    for four, eight in zip(held, more):
+        assert eight <= 1.02 * four, (four / 2**20, eight / 2**20)
 
 
-# The stages hold 1.19 and 1.34 times their plans (43.9 / 37.0 and 31.4 /
+# The stages hold 1.08 and 1.18 times their plans (40.1 / 37.0 and 27.6 /
 # 23.4 MiB): the second stage's backward pass (final norm, head and loss)
-# holds about 8 MiB more than the plan's activations and temporaries for
-# it, though the whole model on one rank holds 0.99 of its plan (above).
+# holds about 4 MiB more than the plan's activations and temporaries for
+# it (8 before a weight gradient was one GEMM over the batch's rows),
+# though the whole model on one rank holds 0.96 of its plan (above).
 @pytest.mark.xfail(strict=True, reason="a pipeline stage's activations are underpredicted")
 def test_a_pipeline_stage_holds_what_its_plan_predicts(exported, tmp_path):
     held, compared, _ = pipelined_held_and_predicted(exported["gpt"], tmp_path, 2)

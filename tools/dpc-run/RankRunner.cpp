@@ -717,10 +717,14 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
 
   json::Array losses, stepTimes, waitTimes;
   double totalSeconds = 0, totalWait = 0;
+  // Samples a step takes: over several micro-batches, an input's first
+  // dimension counts them and its second is a micro-batch's samples.
   int64_t batchSize = 0;
   for (const TensorSpec &spec : manifest.arguments)
     if (spec.role == "input" && !spec.shape.empty())
-      batchSize = std::max(batchSize, spec.shape[0]);
+      batchSize = std::max(batchSize, manifest.microBatches > 1
+                                          ? spec.shape[0] * spec.shape[1]
+                                          : spec.shape[0]);
   int lastStep = firstStep + options.steps - 1;
   // --profile times every step but the first (which pages memory in),
   // unless there is only one.

@@ -8,6 +8,7 @@
 #include "dpc/Runtime/CpuFeatures.h"
 #include "dpc/Runtime/Npy.h"
 #include "dpc/Runtime/ProgramAbi.h"
+#include "dpc/Target/CPU/BatchSummedProducts.h"
 #include "dpc/Target/CPU/CppEmitter.h"
 #include "dpc/Target/CPU/OpProfile.h"
 #include "dpc/Target/CPU/TransposedProducts.h"
@@ -78,6 +79,7 @@ LogicalResult inlineCalls(func::FuncOp func, ModuleOp module) {
 LogicalResult prepareProgram(func::FuncOp func, ModuleOp module) {
   if (failed(inlineCalls(func, module)))
     return failure();
+  sumBatchedProductsInOneProduct(func);
   computeTransposedProducts(func);
   return success();
 }
