@@ -123,7 +123,6 @@ def pipelined_held_and_predicted(model, tmp_path, micro_batches):
     tensor memory each rank holds, what dpc-run compares it with, and the
     plan report's stage totals."""
     onnx, _ = model
-    tmp_path.mkdir(parents=True, exist_ok=True)
     artifact = str(tmp_path / "model.dpc")
     plan, report = str(tmp_path / "plan.json"), str(tmp_path / "report.json")
     r = subprocess.run([tools.tool("dpc-opt"), onnx, "--train", "--optimizer=momentum",
@@ -139,7 +138,21 @@ def pipelined_held_and_predicted(model, tmp_path, micro_batches):
     return result["tensor_memory_bytes"], result["predicted_memory_bytes"], stages
 
 
-def test_each_pipeline_stage_is_compared_with_its_own_plan(exported, tmp_path):
+@pytest.fixture(scope="module")
+def pipelined(exported, tmp_path_factory):
+    """pipelined_held_and_predicted for the bench GPT, once per count of
+    micro-batches."""
+    done = {}
+
+    def run(micro_batches):
+        if micro_batches not in done:
+            done[micro_batches] = pipelined_held_and_predicted(
+                exported["gpt"], tmp_path_factory.mktemp("pp"), micro_batches)
+        return done[micro_batches]
+    return run
+
+
+def test_each_pipeline_stage_is_compared_with_its_own_plan(pipelined):
     """The bench GPT over two stages: dpc-run compares each rank with its
     own stage's planned memory (the manifest's plan carries one figure per
     stage), and the two stages hold different amounts (each rank held the
@@ -149,22 +162,24 @@ def test_each_pipeline_stage_is_compared_with_its_own_plan(exported, tmp_path):
     not computed inside the next micro-batch's add, which held every
     micro-batch's terms to the last (a set of the stage's gradients more
     per micro-batch)."""
-    held, compared, stages = pipelined_held_and_predicted(exported["gpt"], tmp_path / "4", 4)
+    held, compared, stages = pipelined(4)
     assert compared == pytest.approx(stages, rel=1e-9)
     assert stages[0] != stages[1] and held[0] != held[1]
-    more, _, same = pipelined_held_and_predicted(exported["gpt"], tmp_path / "8", 8)
+    more, _, same = pipelined(8)
     assert same == pytest.approx(stages, rel=1e-9)
     for four, eight in zip(held, more):
         assert eight <= 1.02 * four, (four / 2**20, eight / 2**20)
 
 
-# The stages hold 1.08 and 1.18 times their plans (40.1 / 37.0 and 27.6 /
-# 23.4 MiB): the second stage's backward pass (final norm, head and loss)
-# holds about 4 MiB more than the plan's activations and temporaries for
-# it (8 before a weight gradient was one GEMM over the batch's rows),
-# though the whole model on one rank holds 0.96 of its plan (above).
+# The stages hold 1.14 and 1.21 times their plans over four micro-batches
+# (42.3 / 37.0 and 28.3 / 23.4 MiB; 1.09 and 1.18 over two): the second
+# stage's backward pass (final norm, head and loss) stores the GeLU
+# derivative's intermediates, each read by two loops, which the plan's
+# temporaries do not count (4 MiB more; 8 before a weight gradient was one
+# GEMM over the batch's rows), though the whole model on one rank holds
+# 0.96 of its plan (above).
 @pytest.mark.xfail(strict=True, reason="a pipeline stage's activations are underpredicted")
-def test_a_pipeline_stage_holds_what_its_plan_predicts(exported, tmp_path):
-    held, compared, _ = pipelined_held_and_predicted(exported["gpt"], tmp_path, 2)
+def test_a_pipeline_stage_holds_what_its_plan_predicts(pipelined):
+    held, compared, _ = pipelined(4)
     for rank, predicted in zip(held, compared):
         assert 0.85 <= rank / predicted <= 1.15, (rank / 2**20, predicted / 2**20)
