@@ -438,11 +438,12 @@ Status RankRunner::runStep(int step, double lr, double &loss, bool &hasLoss) {
 }
 
 bool RankRunner::keepsUpToDate(size_t index) const {
-  const TensorSpec &spec = manifest.arguments[index];
-  // A tensor that no program updates (a frozen one) is kept by every rank
-  // that holds it.
+  // Another stage's tensor is not here at all.
   if (!program->holds[index])
     return false;
+  // One that no program updates (a frozen one) is kept by every rank that
+  // holds it.
+  const TensorSpec &spec = manifest.arguments[index];
   auto updatedBy = [&](const ProgramSpec &candidate) {
     return llvm::any_of(candidate.results, [&](const TensorSpec &result) {
       return result.key() == spec.key();
