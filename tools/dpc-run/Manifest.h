@@ -12,7 +12,6 @@
 #include "dpc/Runtime/HostTensor.h"
 #include "dpc/Runtime/Status.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
@@ -101,11 +100,11 @@ struct Manifest {
   /// The memory the plan predicts for rank `rank` (its stage's; the peak
   /// where the plan gives no stages), or 0.
   double getPredictedBytes(int rank) const {
-    for (auto [index, candidate] : llvm::enumerate(programs))
-      if (llvm::is_contained(candidate.ranks, rank) &&
-          index < predictedStageBytes.size())
-        return predictedStageBytes[index];
-    return predictedPeakBytes;
+    const ProgramSpec *program = getProgram(rank);
+    size_t index = program ? size_t(program - programs.data()) : 0;
+    return program && index < predictedStageBytes.size()
+               ? predictedStageBytes[index]
+               : predictedPeakBytes;
   }
 
   /// The program rank `rank` runs (null if none).

@@ -57,16 +57,13 @@ namespace {
 class FusedReads {
 public:
   FusedReads(func::FuncOp func, llvm::DenseSet<Operation *> &fused)
-      : fused(fused) {
-    for (Operation &op : func.getBody().front())
-      positions[&op] = positions.size();
-  }
+      : fused(fused),
+        order(func, [&fused](Operation *op) { return fused.contains(op); }) {}
 
-  /// Where `op`'s result is read: at the first user that is not fused.
-  int64_t getReadPosition(Operation *op) const {
-    while (fused.contains(op) && op->hasOneUse())
-      op = *op->getUsers().begin();
-    return positions.lookup(op);
+  /// Where `user` reads its operands (the buffer plan's view: a fused
+  /// user reads them where its own users run).
+  int64_t getReadPosition(Operation *user) const {
+    return order.getReadPosition(user);
   }
 
   /// Bytes that computing `op` inside its user keeps alive beyond what
@@ -105,7 +102,7 @@ public:
   /// Whether an op strictly between positions `from` and `to` makes a
   /// buffer of its own (so something is allocated while the reads wait).
   bool makesBufferBetween(Operation *from, int64_t to) const {
-    for (Operation *op = from->getNextNode(); op && positions.lookup(op) < to;
+    for (Operation *op = from->getNextNode(); op && order.getPosition(op) < to;
          op = op->getNextNode())
       if (!fused.contains(op) && !isView(op) && !isa<ConstantOp>(op) &&
           llvm::any_of(op->getResultTypes(), llvm::IsaPred<RankedTensorType>))
@@ -115,7 +112,7 @@ public:
 
 private:
   llvm::DenseSet<Operation *> &fused;
-  llvm::DenseMap<Operation *, int64_t> positions;
+  ProgramOrder order;
 };
 
 } // namespace
