@@ -58,6 +58,7 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   plan.chunks = options.pipelineChunks;
   plan.recompute = options.recompute;
   plan.innerAxis = options.innerAxis;
+  plan.gradCompression = options.gradCompression;
   plan.report = options.report;
   plan.printTable = options.printTable;
   plan.annotate = options.annotate;
@@ -74,9 +75,8 @@ void mlir::dpc::addPlanPipeline(OpPassManager &pm,
   BucketGradientsOptions buckets;
   buckets.bucketCapMb = options.bucketCapMb;
   pm.addPass(createBucketGradients(buckets));
-  CompressGradientsOptions compression;
-  compression.compression = options.gradCompression;
-  pm.addPass(createCompressGradients(compression));
+  // As the plan records it.
+  pm.addPass(createCompressGradients());
   pm.addPass(createTopologyAwareCollectives());
   pm.addPass(createOverlapCollectives());
 }

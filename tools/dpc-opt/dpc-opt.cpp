@@ -201,9 +201,10 @@ static llvm::cl::opt<double> bucketCapMb(
 
 static llvm::cl::opt<std::string> gradCompression(
     "grad-compression", llvm::cl::cat(planCategory), llvm::cl::init("none"),
-    llvm::cl::desc("With --partition: send data-parallel gradient "
-                   "reductions as none (default), bf16, fp16, or topk:RATIO "
-                   "(the largest entries, with error feedback)"));
+    llvm::cl::desc("Send data-parallel gradient reductions as none "
+                   "(default), bf16, fp16, or topk:RATIO (the largest "
+                   "entries, with error feedback): the plan is priced so, "
+                   "and with --partition the program sends so"));
 
 static llvm::cl::opt<std::string>
     planReport("plan-report", llvm::cl::cat(planCategory),

@@ -116,7 +116,8 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
   Option<std::string> gradCompression{
       *this, "grad-compression", llvm::cl::init("none"),
       llvm::cl::desc("Send data-parallel gradient reductions as none, bf16, "
-                     "fp16 or topk:RATIO (-dpc-compress-gradients)")};
+                     "fp16 or topk:RATIO: priced by -dpc-plan, built by "
+                     "-dpc-compress-gradients")};
 };
 
 /// The plan search with its completion, then (when the plan is written

@@ -227,6 +227,11 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
     Option<"innerAxis", "inner-axis", "std::string", /*default=*/"\"\"",
            "Fix which axis is innermost, its ranks neighbouring device ids: "
            "tp or dp (empty: the planner chooses)">,
+    Option<"gradCompression", "grad-compression", "std::string",
+           /*default=*/"\"none\"",
+           "How data-parallel gradient reductions are sent: none, bf16, "
+           "fp16 or topk:RATIO (-dpc-compress-gradients); priced, and "
+           "recorded in the plan">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",
@@ -430,7 +435,9 @@ def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
     plan names it) is cast to `compression` before the collective and back
     to its own type after it, halving the bytes sent for fp32 gradients.
     Scalars (the loss, sample counts) and reductions over other axes
-    (tensor-parallel activations) keep their precision. Off by default.
+    (tensor-parallel activations) keep their precision. Off unless
+    `compression` or the plan's `grad_compression` (written by `-dpc-plan`,
+    which priced it) names one.
 
     `topk:RATIO` sends, of each such all-reduce of n elements in a
     partitioned function (`dpc.partitioned`), only the
@@ -453,8 +460,9 @@ def CompressGradients : Pass<"dpc-compress-gradients", "ModuleOp"> {
     ```
   }];
   let options = [
-    Option<"compression", "compression", "std::string", /*default=*/"\"none\"",
-           "none, bf16, fp16 or topk:RATIO">,
+    Option<"compression", "compression", "std::string", /*default=*/"\"\"",
+           "none, bf16, fp16 or topk:RATIO (empty: the plan's "
+           "grad_compression, none without one)">,
   ];
 }
 

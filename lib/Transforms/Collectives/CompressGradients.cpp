@@ -14,6 +14,7 @@
 
 #include "dpc/Transforms/Passes.h"
 
+#include "dpc/Analysis/CostModel/GradientCompression.h"
 #include "dpc/Dialect/Dpc/IR/DpcOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -36,8 +37,34 @@ namespace {
 /// The plan names its data-parallel mesh axis so (writePlanMesh).
 constexpr StringLiteral kDataAxis = "dp";
 
-/// Whether `op` reduces a floating-point tensor of at least `minWidth` bits
-/// by sum or mean over a group that includes the data-parallel axis.
+/// Whether what `op` makes reaches a forward or backward computation, not
+/// only the optimizer and the function's results (through the ops that
+/// carry it there: waits, views, casts and the like, which carry no phase
+/// of their own or the pass's).
+bool feedsThePasses(Operation *op) {
+  SmallVector<Operation *> work = {op};
+  DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    for (Operation *user : work.pop_back_val()->getUsers()) {
+      if (isa<func::ReturnOp>(user) || !seen.insert(user).second)
+        continue;
+      auto phase = user->getAttrOfType<PhaseAttr>(DpcDialect::kPhaseAttrName);
+      if (phase && phase.getValue() == Phase::optimizer)
+        continue;
+      if (phase && !isa<WaitOp>(user))
+        return true;
+      work.push_back(user);
+    }
+  }
+  return false;
+}
+
+/// Whether `op` reduces a gradient: a floating-point tensor of at least
+/// `minWidth` bits, by sum or mean over a group that includes the
+/// data-parallel axis, for the optimizer alone. Synchronized batch norm
+/// sums its statistics over that axis in both passes: compressed, they
+/// would change the normalization (and top-k's residual would carry one
+/// step's statistics into the next).
 bool isGradientReduction(Operation *op, unsigned minWidth) {
   auto axes = op->getAttrOfType<ArrayAttr>("axes");
   auto kind = op->getAttrOfType<ReductionKindAttr>("kind");
@@ -48,17 +75,23 @@ bool isGradientReduction(Operation *op, unsigned minWidth) {
   return element && element.getWidth() >= minWidth &&
          (kind.getValue() == ReductionKind::sum ||
           kind.getValue() == ReductionKind::mean) &&
-         llvm::any_of(axes, [](Attribute axis) {
-           return cast<StringAttr>(axis).getValue() == kDataAxis;
-         });
+         llvm::any_of(axes,
+                      [](Attribute axis) {
+                        return cast<StringAttr>(axis).getValue() == kDataAxis;
+                      }) &&
+         !feedsThePasses(op);
 }
 
 /// Casts each gradient reduction's operand to `narrow` and its result back.
 void castAround(ModuleOp module, FloatType narrow) {
+  // Found before any is rewritten.
+  SmallVector<Operation *> reductions;
   module.walk([&](Operation *op) {
-    if (!isa<AllReduceOp, ReduceScatterOp>(op) ||
-        !isGradientReduction(op, narrow.getWidth() + 1))
-      return;
+    if (isa<AllReduceOp, ReduceScatterOp>(op) &&
+        isGradientReduction(op, narrow.getWidth() + 1))
+      reductions.push_back(op);
+  });
+  for (Operation *op : reductions) {
     OpBuilder builder(op);
     Value input = op->getOperand(0);
     auto inputType = cast<RankedTensorType>(input.getType());
@@ -70,7 +103,7 @@ void castAround(ModuleOp module, FloatType narrow) {
     builder.setInsertionPointAfter(op);
     auto widened = CastOp::create(builder, op->getLoc(), wide, result);
     result.replaceAllUsesExcept(widened, widened);
-  });
+  }
 }
 
 /// Top-k compression with error feedback over a whole module.
@@ -94,6 +127,8 @@ private:
   double ratio;
   DenseMap<func::FuncOp, SmallVector<Slot>> slots;
   DenseSet<func::FuncOp> rewritten;
+  /// The all-reduces to compress, found before any is rewritten.
+  DenseSet<Operation *> gradientReductions;
   double sentBytes = 0, denseBytes = 0;
   ShardingAttr residualSharding;
 };
@@ -112,7 +147,7 @@ TopKCompression::getSlots(func::FuncOp func) {
     return slots[func] = {};
   func.walk([&](Operation *op) {
     if (auto reduce = dyn_cast<AllReduceOp>(op);
-        reduce && isGradientReduction(op, 32)) {
+        reduce && gradientReductions.contains(op)) {
       auto type = cast<RankedTensorType>(reduce.getInput().getType());
       own.push_back(RankedTensorType::get({1, type.getNumElements()},
                                           type.getElementType()));
@@ -222,7 +257,7 @@ void TopKCompression::rewrite(func::FuncOp func, bool entry) {
   SmallVector<func::CallOp> calls;
   for (Operation &op : body) {
     if (auto reduce = dyn_cast<AllReduceOp>(op);
-        reduce && isGradientReduction(&op, 32))
+        reduce && gradientReductions.contains(&op))
       reductions.push_back(reduce);
     else if (auto call = dyn_cast<func::CallOp>(op))
       calls.push_back(call);
@@ -267,6 +302,10 @@ void TopKCompression::rewrite(func::FuncOp func, bool entry) {
 }
 
 LogicalResult TopKCompression::run() {
+  module.walk([&](AllReduceOp op) {
+    if (isGradientReduction(op, 32))
+      gradientReductions.insert(op);
+  });
   // Entry points: functions nobody calls.
   DenseSet<func::FuncOp> called;
   module.walk([&](func::CallOp call) {
@@ -296,26 +335,39 @@ struct CompressGradientsPass
   using CompressGradientsBase::CompressGradientsBase;
 
   void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // Unset, it follows the plan (which records the compression it priced).
+    std::string text = compression;
+    bool planned = text.empty();
+    if (planned) {
+      auto plan =
+          module->getAttrOfType<DictionaryAttr>(DpcDialect::kPlanAttrName);
+      auto field =
+          plan ? plan.getAs<StringAttr>("grad_compression") : StringAttr();
+      text = field ? field.str() : "none";
+    }
+    std::string error;
+    FailureOr<GradientCompression> parsed =
+        GradientCompression::parse(text, error);
+    if (failed(parsed)) {
+      emitError(module.getLoc(), planned ? "dpc.plan's grad_compression (\""
+                                         : "--grad-compression=")
+          << text << (planned ? "\") " : " ") << error;
+      return signalPassFailure();
+    }
     MLIRContext *context = &getContext();
-    StringRef mode = compression;
-    if (mode == "none")
+    switch (parsed->kind) {
+    case GradientCompression::Kind::None:
       return;
-    if (mode == "bf16")
-      return castAround(getOperation(), BFloat16Type::get(context));
-    if (mode == "fp16")
-      return castAround(getOperation(), Float16Type::get(context));
-    double ratio = 0;
-    if (mode.consume_front("topk:") && !mode.getAsDouble(ratio) && ratio > 0 &&
-        ratio <= 1) {
-      if (failed(TopKCompression(getOperation(), ratio).run()))
+    case GradientCompression::Kind::BFloat16:
+      return castAround(module, BFloat16Type::get(context));
+    case GradientCompression::Kind::Float16:
+      return castAround(module, Float16Type::get(context));
+    case GradientCompression::Kind::TopK:
+      if (failed(TopKCompression(module, parsed->ratio).run()))
         signalPassFailure();
       return;
     }
-    emitError(getOperation().getLoc(), "--grad-compression=")
-        << compression.getValue()
-        << " is not a compression: none, bf16, fp16 or topk:RATIO with "
-           "0 < RATIO <= 1";
-    signalPassFailure();
   }
 };
 

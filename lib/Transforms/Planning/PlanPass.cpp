@@ -90,7 +90,16 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
           << " is outside (0, 1e6]";
       return signalPassFailure();
     }
+    std::string error;
+    FailureOr<GradientCompression> compression =
+        GradientCompression::parse(gradCompression, error);
+    if (failed(compression)) {
+      emitError(module.getLoc(), "--grad-compression=")
+          << gradCompression << " " << error;
+      return signalPassFailure();
+    }
     PlannerOptions options;
+    options.gradientCompression = *compression;
     options.memoryLimit = memoryLimit * 1024.0 * 1024.0 * 1024.0;
     options.bucketCapBytes = bucketCapMb * 1024.0 * 1024.0;
     options.dataParallel = dataParallel;

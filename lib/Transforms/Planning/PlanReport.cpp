@@ -150,7 +150,10 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
      << (plan.recompute == Recomputation::Layers      ? "on"
          : plan.recompute == Recomputation::Attention ? "of attention"
                                                       : "off")
-     << ", ZeRO-" << plan.zeroStage << "\n";
+     << ", ZeRO-" << plan.zeroStage;
+  if (!plan.gradientCompression.isNone())
+    os << ", gradients sent as " << plan.gradientCompression.str();
+  os << "\n";
   // Free micro-batching (--plan-only) is advice: the partition runs the
   // step's own micro-batches.
   if (plan.microBatches != graph.getStepMicroBatches())
@@ -303,6 +306,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
       {"recompute", plan.recompute == Recomputation::Layers},
       {"recompute_attention", plan.recompute == Recomputation::Attention},
       {"zero_stage", plan.zeroStage},
+      {"grad_compression", plan.gradientCompression.str()},
       {"layer_groups", std::move(groups)},
       {"stages", std::move(stages)},
       {"totals",
@@ -508,6 +512,9 @@ void mlir::dpc::annotatePlan(ModuleOp module, const Plan &plan,
                            builder.getF64FloatAttr(plan.memoryLimit)),
       builder.getNamedAttr("bucket_cap_bytes",
                            builder.getF64FloatAttr(plan.bucketCapBytes)),
+      builder.getNamedAttr(
+          "grad_compression",
+          builder.getStringAttr(plan.gradientCompression.str())),
       builder.getNamedAttr("step_time_s",
                            builder.getF64FloatAttr(plan.stepTime)),
       // What a backend's measured peak is compared with.

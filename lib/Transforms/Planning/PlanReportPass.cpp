@@ -91,6 +91,21 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
                             ? Recomputation::Attention
                             : Recomputation::None;
     options.zeroStage = int(integer("zero_stage"));
+    // Optional: plans written before it was priced sent every reduction
+    // whole.
+    if (Attribute field = fields.get("grad_compression")) {
+      auto text = dyn_cast<StringAttr>(field);
+      std::string error = "is not a string";
+      FailureOr<GradientCompression> compression =
+          text ? GradientCompression::parse(text.getValue(), error)
+               : FailureOr<GradientCompression>(failure());
+      if (failed(compression)) {
+        emitError(module.getLoc(), "dpc.plan's grad_compression (")
+            << field << ") " << error;
+        return signalPassFailure();
+      }
+      options.gradientCompression = *compression;
+    }
     // The mesh's axis order: which ranks neighbour.
     FailureOr<PlanLayout> layout = PlanLayout::read(module);
     if (failed(layout))

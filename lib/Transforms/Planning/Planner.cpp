@@ -120,6 +120,20 @@ private:
       return {elements * fraction, gathered * fraction};
     }
   };
+  /// How a step of `microBatches` reduces its gradients over the data
+  /// axis: in bytes per element, `reductions` times a step, as one
+  /// all-reduce (ZeRO-0) or a reduce-scatter, then under ZeRO-1/2 the
+  /// updated shards gathered in `gatherBytes` per element.
+  struct DataReduction {
+    double elementBytes = 0.0, gatherBytes = 0.0, reductions = 1.0;
+    bool allReduce = true;
+  };
+  DataReduction getDataReduction(const StageMesh &mesh, int zeroStage,
+                                 int64_t microBatches) const;
+  /// Bytes of top-k residuals a device keeps for `elements` gradient
+  /// elements: one per element of each all-reduce that top-k compresses.
+  double getCompressionStateBytes(double elements, const StageMesh &mesh,
+                                  int zeroStage, int64_t microBatches) const;
   /// The reduction of `elements` gradient elements per device in a step of
   /// `microBatches`, `partial` of them partial over the tensor axis too.
   GradientReduction getGradientReduction(double elements,
@@ -152,9 +166,12 @@ private:
   /// copies under ZeRO-1/2 where it gathers the copies once).
   MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
                                 int zeroStage, int64_t microBatches) const {
-    return getModelStateMemory(elements, modelStateBytes, zeroStage,
-                               mesh.getDataParallel(),
-                               shardsCopiedMasters(mesh, microBatches));
+    MemoryBreakdown state = getModelStateMemory(
+        elements, modelStateBytes, zeroStage, mesh.getDataParallel(),
+        shardsCopiedMasters(mesh, microBatches));
+    state.optimizerState +=
+        getCompressionStateBytes(elements, mesh, zeroStage, microBatches);
+    return state;
   }
   /// A step time no split of `segments` into stages can beat: the
   /// pipeline of a slowest stage that takes at least its share of the work
@@ -318,30 +335,81 @@ Search::getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
   return sent;
 }
 
-Search::GradientReduction
-Search::getGradientReduction(double elements, PartialGradients partial,
-                             const StageMesh &mesh, int zeroStage,
-                             int64_t microBatches) const {
-  int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
+Search::DataReduction Search::getDataReduction(const StageMesh &mesh,
+                                               int zeroStage,
+                                               int64_t microBatches) const {
   // Over several micro-batches ZeRO-0/1 accumulate each gradient in its
   // master's precision with the sum still pending and reduce it once, in
   // that precision (Megatron-LM does the same in bf16); ZeRO-2/3
   // reduce-scatter each micro-batch's as it is made. ZeRO-1/2 then gather
   // the updated shards: of the compute copies where the step shards their
-  // masters, else of the masters.
+  // masters, else of the masters. ZeRO-3 only reduce-scatters: its
+  // updated shards stay where they are, gathered where the passes read
+  // them (charged with them).
   double wireBytes = graph.getGradientCommunicationBytes();
   bool accumulated = microBatches > 1 && zeroStage <= 1;
-  double reduceBytes = accumulated ? graph.getGradientBytes() : wireBytes;
-  double reductions = microBatches > 1 && zeroStage >= 2 ? microBatches : 1;
-  double gatherBytes = shardsCopiedMasters(mesh, microBatches)
-                           ? wireBytes
-                           : graph.getParameterBytes();
+  DataReduction reduction;
+  reduction.elementBytes = accumulated ? graph.getGradientBytes() : wireBytes;
+  reduction.reductions = microBatches > 1 && zeroStage >= 2 ? microBatches : 1;
+  reduction.gatherBytes = shardsCopiedMasters(mesh, microBatches)
+                              ? wireBytes
+                              : graph.getParameterBytes();
+  reduction.allReduce = zeroStage == 0;
+  return reduction;
+}
+
+double Search::getCompressionStateBytes(double elements, const StageMesh &mesh,
+                                        int zeroStage,
+                                        int64_t microBatches) const {
+  DataReduction reduction = getDataReduction(mesh, zeroStage, microBatches);
+  // -dpc-compress-gradients selects the all-reduces of 32-bit floats.
+  if (!options.gradientCompression.isTopK() || mesh.getDataParallel() < 2 ||
+      !reduction.allReduce || reduction.elementBytes < 4.0)
+    return 0.0;
+  return elements * reduction.elementBytes;
+}
+
+Search::GradientReduction
+Search::getGradientReduction(double elements, PartialGradients partial,
+                             const StageMesh &mesh, int zeroStage,
+                             int64_t microBatches) const {
+  int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
+  DataReduction over = getDataReduction(mesh, zeroStage, microBatches);
+  double reduceBytes = over.elementBytes, reductions = over.reductions;
   GradientReduction reduction;
   auto add = [&](CollectiveKind kind, double bytes, const GroupPlacement &group,
                  int64_t ranks, double &sent, double times = 1.0) {
     reduction.time +=
         times * getBestCollective(kind, bytes, group, cluster).time;
     sent += times * dpc::getSentBytes(kind, bytes, ranks);
+  };
+  // A sum of `elements` over a group that includes the data axis, as
+  // --grad-compression sends it: 16-bit casts around it, or an all-reduce's
+  // top entries all-gathered as values and indices; the encoding's passes
+  // over memory on the path to the collective.
+  const GradientCompression &compression = options.gradientCompression;
+  auto reduceOverData = [&](CollectiveKind kind, double elements,
+                            const GroupPlacement &group, int64_t ranks,
+                            double &sent, double times = 1.0) {
+    bool topK = compression.isTopK() && kind == CollectiveKind::AllReduce &&
+                reduceBytes >= 4.0;
+    if (elements <= 0.0 || d < 2 || (compression.isTopK() && !topK)) {
+      add(kind, elements * reduceBytes, group, ranks, sent, times);
+      return;
+    }
+    reduction.time +=
+        times * elements * compression.getCodingBytesPerElement(reduceBytes) /
+        (cluster.device.memoryBandwidth * cluster.efficiency.memory);
+    if (!topK) {
+      add(kind, elements * compression.getReducedElementBytes(reduceBytes),
+          group, ranks, sent, times);
+      return;
+    }
+    double entries = compression.getTopKEntries(elements);
+    add(CollectiveKind::AllGather, ranks * entries * reduceBytes, group, ranks,
+        sent, times);
+    add(CollectiveKind::AllGather, ranks * entries * 8.0, group, ranks, sent,
+        times);
   };
   // A weight split over the tensor axis and gathered whole for an op that
   // splits the batch there: each rank makes the whole gradient, which is
@@ -355,30 +423,37 @@ Search::getGradientReduction(double elements, PartialGradients partial,
   double gathered = std::min(partial.gathered, partial.elements);
   double wholeElements = elements - partial.elements + gathered;
   double partialElements = partial.elements - gathered;
-  // Over the data-parallel group, behind the backward passes: an
-  // all-reduce, or under ZeRO-1/2 a reduce-scatter and the updated shards'
-  // all-gather (the same bytes, where both move the same precision once).
-  // ZeRO-3 only reduce-scatters: its updated shards stay where they are,
-  // gathered where the passes read them (charged with them).
+  // Over the data-parallel group, behind the backward passes. ZeRO-1/2's
+  // reduce-scatter and gather of one precision, once each, are priced as
+  // the all-reduce they add up to.
   auto overData = [&](double elements) {
-    if (zeroStage == 0 || ((zeroStage == 1 || zeroStage == 2) &&
-                           reductions == 1 && reduceBytes == gatherBytes)) {
+    if (over.allReduce) {
+      reduceOverData(CollectiveKind::AllReduce, elements,
+                     mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis);
+      return;
+    }
+    if (zeroStage <= 2 && compression.isNone() && reductions == 1 &&
+        reduceBytes == over.gatherBytes) {
       add(CollectiveKind::AllReduce, elements * reduceBytes,
           mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis);
       return;
     }
-    add(CollectiveKind::ReduceScatter, elements * reduceBytes,
-        mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis, reductions);
+    reduceOverData(CollectiveKind::ReduceScatter, elements,
+                   mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis,
+                   reductions);
     if (zeroStage <= 2)
-      add(CollectiveKind::AllGather, elements * gatherBytes,
+      add(CollectiveKind::AllGather, elements * over.gatherBytes,
           mesh.getGroup(kDataAxis), d, reduction.sent.dataAxis);
   };
   overData(wholeElements);
   if (zeroStage == 0) {
     // One reduction over the stage's devices.
-    add(CollectiveKind::AllReduce, partialElements * reduceBytes,
-        mesh.getStageDevices(), d * t,
-        d > 1 ? reduction.sent.dataAxis : reduction.sent.tensorAxis);
+    if (d > 1)
+      reduceOverData(CollectiveKind::AllReduce, partialElements,
+                     mesh.getStageDevices(), d * t, reduction.sent.dataAxis);
+    else
+      add(CollectiveKind::AllReduce, partialElements * reduceBytes,
+          mesh.getStageDevices(), d * t, reduction.sent.tensorAxis);
     return reduction;
   }
   // Under ZeRO each replica needs its shard only: reduced over the data
@@ -917,6 +992,7 @@ FailureOr<Plan> Search::run(std::string &error) {
               // peak of the type most FLOPs run in, as papers report it.
               plan.memoryLimit = memoryLimit;
               plan.bucketCapBytes = options.bucketCapBytes;
+              plan.gradientCompression = options.gradientCompression;
               for (Operation *op : graph.getForwardOps())
                 if (std::optional<unsigned> node =
                         space.getNode(segmentation.getRepresentative(op))) {

@@ -70,3 +70,31 @@ func.func @step(%g: tensor<8x8xf32> {dpc.sharding = #dpc.sharding<@plan, [dp, *]
   %2 = dpc.add %0, %1 : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %2 : tensor<8x8xf32>
 }
+
+// -----
+
+dpc.mesh @plan ["dp"=2]
+// Synchronized batch norm's statistics, summed over dp for the passes'
+// computations, keep their precision and are sent whole; the gradient,
+// summed for the optimizer alone, is compressed.
+// CHECK-LABEL: func.func @statistics
+// CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> : tensor<64xf32>
+// CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> {dpc.phase = #dpc.phase<backward>} : tensor<64xf32>
+// CHECK: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum> {dpc.phase = #dpc.phase<backward>} : tensor<64xbf16>
+// TOPK-LABEL: func.func @statistics
+// TOPK-COUNT-2: dpc.all_reduce %{{.*}} over @plan ["dp"] <sum>{{.*}}: tensor<64xf32>
+// TOPK-NOT: dpc.all_reduce
+// TOPK: dpc.top_k
+func.func @statistics(%x: tensor<4x64xf32>, %dy: tensor<4x64xf32>, %g: tensor<64xf32>)
+    -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<64xf32>) attributes {dpc.partitioned} {
+  %s = dpc.reduce_sum %x [0] : tensor<4x64xf32> -> tensor<64xf32>
+  %r = dpc.all_reduce %s over @plan ["dp"] <sum> : tensor<64xf32>
+  %w = dpc.reshape %r : tensor<64xf32> -> tensor<64xf32>
+  %y = dpc.sub %x, %w {dpc.phase = #dpc.phase<forward>} : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %t = dpc.reduce_sum %dy [0] {dpc.phase = #dpc.phase<backward>} : tensor<4x64xf32> -> tensor<64xf32>
+  %u = dpc.all_reduce %t over @plan ["dp"] <sum> {dpc.phase = #dpc.phase<backward>} : tensor<64xf32>
+  %dx = dpc.sub %dy, %u {dpc.phase = #dpc.phase<backward>} : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %q = dpc.all_reduce %g over @plan ["dp"] <sum> {dpc.phase = #dpc.phase<backward>} : tensor<64xf32>
+  %m = dpc.reshape %q : tensor<64xf32> -> tensor<64xf32>
+  return %y, %dx, %m : tensor<4x64xf32>, tensor<4x64xf32>, tensor<64xf32>
+}

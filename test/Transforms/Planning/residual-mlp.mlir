@@ -17,6 +17,13 @@
 // RUN: not dpc-opt %t.mlir -dpc-plan="mesh=8 bucket-cap-mb=0" 2>&1 | FileCheck %s --check-prefix=PLANCAP
 // RUN: sed 's/recompute = false,/recompute = false, recompute_attention = "yes",/' %t.planned.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=BADATTENTION
 // RUN: sed 's/recompute = false,//' %t.planned.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=NORECOMPUTE
+// Gradient compression is priced, recorded in the plan, and repriced from it.
+// RUN: dpc-opt %t.mlir -dpc-plan-pipeline="mesh=2x4 cluster=h100-sxm dp=8 tp=1 grad-compression=topk:0.01" -o %t.topk.mlir
+// RUN: FileCheck %s --check-prefix=TOPK < %t.topk.mlir
+// RUN: dpc-opt %t.topk.mlir -dpc-plan-report -o /dev/null | FileCheck %s --check-prefix=TOPK-REPORT
+// RUN: sed 's/grad_compression = "topk:0.01"/grad_compression = "int8"/' %t.topk.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=BADPLANNED
+// RUN: sed 's/grad_compression = "topk:0.01"/grad_compression = 3/' %t.topk.mlir | not dpc-opt -dpc-plan-report 2>&1 | FileCheck %s --check-prefix=NOTSTRING
+// RUN: not dpc-opt %t.mlir -dpc-plan="mesh=8 grad-compression=topk:1.5" 2>&1 | FileCheck %s --check-prefix=BADCOMPRESSION
 // A step that accumulates two micro-batches of 8 fixes the plan's count:
 // the planner's micro-batches are the step's, not a second loop inside it.
 // RUN: dpc-opt %s --train --micro-batches=2 -o %t.micro.mlir
@@ -63,11 +70,16 @@ func.func @forward(%x: tensor<8x64xf32> {dpc.input = "x"},
 // ILP: func.func @forward_backward
 // ILP-SAME: dpc.exhaustive_objective = [[OBJECTIVE:[0-9.e+-]+]] : f64, dpc.ilp_objective = [[OBJECTIVE]] : f64
 
-// PLAN: module attributes {dpc.plan = {bucket_cap_bytes = 2.621440e+07 : f64, chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, memory_limit_bytes = {{.*}} : f64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, peak_memory_bytes = {{.*}} : f64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", stage_memory_bytes = [{{.*}}], step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
+// PLAN: module attributes {dpc.plan = {bucket_cap_bytes = 2.621440e+07 : f64, chunks = 1 : i64, cluster = "h100-sxm", dp = 2 : i64, grad_compression = "none", memory_limit_bytes = {{.*}} : f64, mesh = "2x4", micro_batch_size = {{[0-9]+}} : i64, micro_batches = {{[0-9]+}} : i64, peak_memory_bytes = {{.*}} : f64, pp = 1 : i64, recompute = false, schedule = "{{.*}}", stage_memory_bytes = [{{.*}}], step_time_s = {{.*}} : f64, tp = 4 : i64, zero_stage = {{[0-3]}} : i64}}
 // REPORT: plan for 8 devices (mesh 2x4, cluster h100-sxm): dp=2 tp=4 pp=1 (dp innermost)
 // NOPLAN: error: the module has no plan (dpc.plan): run -dpc-plan first
 // BADATTENTION: error: dpc.plan's recompute_attention ("yes") is not true or false
 // NORECOMPUTE: error: dpc.plan lacks its schedule, recompute or micro_batch_size
+// TOPK: dpc.plan = {{{.*}}grad_compression = "topk:0.01"
+// TOPK-REPORT: ZeRO-{{[0-3]}}, gradients sent as topk:0.01
+// BADPLANNED: error: dpc.plan's grad_compression ("int8") is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= 1
+// NOTSTRING: error: dpc.plan's grad_compression (3 : i64) is not a string
+// BADCOMPRESSION: error: --grad-compression=topk:1.5 is not a compression
 // BADCAP: error: dpc.plan's bucket_cap_bytes ({{.*}}) is outside (0, 1e6 MiB]
 // PLANCAP: error: --bucket-cap-mb=0.00 is outside (0, 1e6]
 

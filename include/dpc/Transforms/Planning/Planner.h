@@ -13,6 +13,7 @@
 #define DPC_TRANSFORMS_PLANNING_PLANNER_H
 
 #include "dpc/Analysis/CostModel/Cluster.h"
+#include "dpc/Analysis/CostModel/GradientCompression.h"
 #include "dpc/Analysis/CostModel/MemoryCost.h"
 #include "dpc/Analysis/CostModel/PipelineCost.h"
 #include "dpc/Analysis/CostModel/ReshardingCost.h"
@@ -66,6 +67,9 @@ struct PlannerOptions {
   int64_t chunks = 0;
   std::optional<Recomputation> recompute;
   std::optional<int> zeroStage;
+  /// How the data-parallel gradient reductions are sent (the user's
+  /// choice: it changes the numerics, so the search never picks it).
+  GradientCompression gradientCompression;
 };
 
 /// Layer segments [first, end).
@@ -134,6 +138,7 @@ struct Plan {
   double mfu = 0.0;
   double memoryLimit = 0.0;
   double bucketCapBytes = 0.0;
+  GradientCompression gradientCompression;
 
   /// Sharding of each result of every forward op (by representative) and
   /// of every parameter; the layouts each op's strategy takes its operands
