@@ -134,6 +134,13 @@ private:
   /// elements: one per element of each all-reduce that top-k compresses.
   double getCompressionStateBytes(double elements, const StageMesh &mesh,
                                   int zeroStage, int64_t microBatches) const;
+  /// Bytes of buffers compressing the reductions of `elements` gradient
+  /// elements adds to the end of the backward pass: the sums received,
+  /// made anew in the gradients' type beside the buckets sent (of 16-bit
+  /// copies, or scattered from top-k's gathered entries), and top-k's
+  /// corrected sum of the bucket being coded.
+  double getCompressionBufferBytes(double elements, const StageMesh &mesh,
+                                   int zeroStage, int64_t microBatches) const;
   /// The reduction of `elements` gradient elements per device in a step of
   /// `microBatches`, `partial` of them partial over the tensor axis too.
   GradientReduction getGradientReduction(double elements,
@@ -367,6 +374,28 @@ double Search::getCompressionStateBytes(double elements, const StageMesh &mesh,
       !reduction.allReduce || reduction.elementBytes < 4.0)
     return 0.0;
   return elements * reduction.elementBytes;
+}
+
+double Search::getCompressionBufferBytes(double elements, const StageMesh &mesh,
+                                         int zeroStage,
+                                         int64_t microBatches) const {
+  const GradientCompression &compression = options.gradientCompression;
+  int64_t d = mesh.getDataParallel();
+  if (compression.isNone() || d < 2)
+    return 0.0;
+  if (compression.isTopK())
+    return getCompressionStateBytes(elements, mesh, zeroStage, microBatches) >
+                   0.0
+               ? elements * getDataReduction(mesh, zeroStage, microBatches)
+                                .elementBytes +
+                     std::min(options.bucketCapBytes,
+                              elements * graph.getGradientCommunicationBytes())
+               : 0.0;
+  DataReduction reduction = getDataReduction(mesh, zeroStage, microBatches);
+  if (reduction.elementBytes <= 2.0)
+    return 0.0;
+  // A reduce-scatter receives the rank's shard.
+  return elements * reduction.elementBytes / (reduction.allReduce ? 1.0 : d);
 }
 
 Search::GradientReduction
@@ -609,7 +638,8 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
     }
     MemoryBreakdown memory = getModelState(elements, mesh, z, microBatches);
     memory.activations = inFlightOf[stage] * stored + working;
-    memory.temporaries = temporary;
+    memory.temporaries =
+        temporary + getCompressionBufferBytes(elements, mesh, z, microBatches);
     double parameterBytes = elements * graph.getGradientCommunicationBytes();
     // ZeRO-3 holds parameters gathered whole: the bucket being read and
     // the one prefetched behind it, at most the stage's own parameters.
