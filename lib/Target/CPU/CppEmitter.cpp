@@ -431,7 +431,12 @@ static std::pair<bool, bool> getIntegerChecks(ArrayRef<Operation *> chain) {
 LoopChain ProgramEmitter::getChain(Operation *root) {
   LoopChain chain;
   chain.shape = getShape(root->getResult(0));
+  // A fused op read twice in the chain (its value recomputed in each
+  // reader's loop, getFusedOps) is computed once in it.
+  llvm::SmallPtrSet<Operation *, 16> collected;
   std::function<void(Operation *)> collect = [&](Operation *current) {
+    if (!collected.insert(current).second)
+      return;
     for (Value operand : current->getOperands()) {
       Operation *def = operand.getDefiningOp();
       if (def && isFused(def))

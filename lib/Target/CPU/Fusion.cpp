@@ -66,7 +66,7 @@ public:
     return order.getReadPosition(user);
   }
 
-  /// Bytes that computing `op` inside its user keeps alive beyond what
+  /// Bytes that computing `op` inside its users keeps alive beyond what
   /// storing it would: the values the fused chain into `op` reads, made in
   /// the arena and read nowhere at or after `readAt`, less `op`'s result.
   double getExtraBytes(Operation *op, int64_t readAt) const {
@@ -79,7 +79,7 @@ public:
         continue;
       for (Value operand : next->getOperands())
         if (Operation *def = operand.getDefiningOp();
-            def && fused.contains(def) && def->hasOneUse())
+            def && fused.contains(def))
           work.push_back(def);
     }
     llvm::SmallPtrSet<Value, 8> leaves;
@@ -139,6 +139,46 @@ static void storeWhereFusionHoldsMore(func::FuncOp func,
   }
 }
 
+/// Recomputes in each reader's loop the elementwise ops read by several
+/// loops of their shape (a GeLU derivative's `x / sqrt 2` and `1 + erf`),
+/// where what they are made from is alive at their last reader anyway:
+/// storing them holds a buffer that recomputing does not. From the last op
+/// back, so that each op's readers are settled when it is decided.
+static void recomputeWhereStoringHoldsMore(func::FuncOp func,
+                                           llvm::DenseSet<Operation *> &fused) {
+  FusedReads reads(func, fused);
+  SmallVector<Operation *> ops;
+  for (Operation &op : func.getBody().front()) {
+    if (fused.contains(&op) || op.hasOneUse() || op.use_empty() ||
+        op.getNumResults() != 1 || !hasScalarFormula(&op))
+      continue;
+    ArrayRef<int64_t> shape = getShape(op.getResult(0));
+    if (llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return user->getBlock() == op.getBlock() && hasScalarFormula(user) &&
+                 !isElementReduction(user) && user->getNumResults() == 1 &&
+                 getShape(user->getResult(0)) == shape;
+        }))
+      ops.push_back(&op);
+  }
+  // Whether `user` is computed as a reduction reads its elements, at flat
+  // indices (where no operand may be broadcast).
+  std::function<bool(Operation *)> feedsReduction = [&](Operation *user) {
+    return isElementReduction(user) ||
+           (fused.contains(user) &&
+            llvm::any_of(user->getUsers(), feedsReduction));
+  };
+  for (Operation *op : llvm::reverse(ops)) {
+    if (llvm::any_of(op->getUsers(), feedsReduction) &&
+        !readsAtItsOwnIndex(op, fused))
+      continue;
+    int64_t readAt = 0;
+    for (Operation *user : op->getUsers())
+      readAt = std::max(readAt, reads.getReadPosition(user));
+    if (reads.getExtraBytes(op, readAt) < 0)
+      fused.insert(op);
+  }
+}
+
 llvm::DenseSet<Operation *> mlir::dpc::getFusedOps(func::FuncOp func) {
   llvm::DenseSet<Operation *> fused;
   for (Operation &op : func.getBody().front()) {
@@ -170,5 +210,6 @@ llvm::DenseSet<Operation *> mlir::dpc::getFusedOps(func::FuncOp func) {
     fused.insert(&op);
   }
   storeWhereFusionHoldsMore(func, fused);
+  recomputeWhereStoringHoldsMore(func, fused);
   return fused;
 }
