@@ -186,17 +186,54 @@ def test_nested_loops_are_bounded_in_all(tmp_path):
     assert "the model's loops unroll to more than 100000 body nodes in all" in _refused(path)
 
 
-def test_scan_of_opset_8_is_refused(tmp_path):
-    body = helper.make_graph([helper.make_node("Add", ["s_in", "x"], ["s_out"])], "body",
-                             [_info("s_in", FLOAT, [2]), _info("x", FLOAT, [2])],
-                             [_info("s_out", FLOAT, [2])])
-    path = str(tmp_path / "scan.onnx")
-    _save(path, [helper.make_node("Scan", ["", "s0", "xs"], ["s"], name="scan", body=body,
-                                  num_scan_inputs=1)],
-          [_info("s0", FLOAT, [1, 2]), _info("xs", FLOAT, [1, 3, 2])],
-          [_info("s", FLOAT, [1, 2])], opset=8)
-    assert ("node 'scan' (Scan): Scan of opset 8 (a batch axis and sequence lengths) is not "
-            "supported; export with opset 9 or later") in _refused(path)
+def _scan8(path, lengths=None):
+    """An opset-8 Scan: a batch of 2, one state [2, 3], a forward and a
+    reverse scan input [2, 4, 3] and [2, 4, 1], one scan output."""
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["a", "b"], ["ab"]),
+         helper.make_node("Add", ["s_in", "ab"], ["s_out"]),
+         helper.make_node("Tanh", ["s_out"], ["y"])],
+        "body",
+        [_info("s_in", FLOAT, [3]), _info("a", FLOAT, [3]), _info("b", FLOAT, [1])],
+        [_info("s_out", FLOAT, [3]), _info("y", FLOAT, [3])])
+    nodes, first = [], ""
+    if lengths is not None:
+        nodes.append(helper.make_node("Constant", [], ["lengths"],
+                                      value=numpy_helper.from_array(np.array(lengths, np.int64))))
+        first = "lengths"
+    nodes.append(helper.make_node("Scan", [first, "s0", "xa", "xb"], ["s", "ys"], name="scan",
+                                  body=body, num_scan_inputs=2, directions=[0, 1]))
+    _save(path, nodes,
+          [_info("s0", FLOAT, [2, 3]), _info("xa", FLOAT, [2, 4, 3]), _info("xb", FLOAT, [2, 4, 1])],
+          [_info("s", FLOAT, [2, 3]), _info("ys", FLOAT, [2, 4, 3])], opset=8)
+
+
+@pytest.mark.parametrize("lengths", [None, [4, 4]])
+def test_scan_of_opset_8_runs_per_batch_entry(tmp_path, lengths):
+    """Opset 8's Scan has a batch axis its body does not see and scans
+    along axis 1; sequence lengths that give every entry the whole
+    sequence change nothing (they were refused with the whole op)."""
+    path = str(tmp_path / "scan8.onnx")
+    _scan8(path, lengths)
+    rng = np.random.default_rng(0)
+    feed = {"s0": rng.standard_normal((2, 3)).astype(np.float32),
+            "xa": rng.standard_normal((2, 4, 3)).astype(np.float32),
+            "xb": rng.standard_normal((2, 4, 1)).astype(np.float32)}
+    s, ys = feed["s0"].copy(), np.zeros((2, 4, 3), np.float32)
+    for b in range(2):
+        for t in range(4):
+            s[b] = s[b] + feed["xa"][b, t] * feed["xb"][b, 3 - t]
+            ys[b, t] = np.tanh(s[b])
+    got = interpret(path, feed)
+    np.testing.assert_allclose(got["s"], s, rtol=1e-6)
+    np.testing.assert_allclose(got["ys"], ys, rtol=1e-6)
+
+
+def test_scan_of_opset_8_with_shorter_sequences_is_refused(tmp_path):
+    path = str(tmp_path / "scan8.onnx")
+    _scan8(path, [4, 2])
+    assert ("node 'scan' (Scan): its sequence_lens do not give each of the 2 entries the "
+            "whole sequence of 4; only full-length sequences are supported") in _refused(path)
 
 
 def _if_model(path, condition_nodes, transposed_else=False):

@@ -80,19 +80,138 @@ LogicalResult setStacked(NodeContext &node, unsigned output,
   return success();
 }
 
-/// Scan (opset 9 and later): N states, then M scan inputs sliced along
-/// their axes; the body gives N new states and K per-iteration outputs.
+/// The scan inputs of a Scan, each sliced along its axis in its direction.
+struct ScanSequences {
+  SmallVector<Value> values;
+  std::vector<int64_t> axes, directions;
+  int64_t length = 0;
+};
+
+/// Runs `body` over `sequences`, from the states `carried` (replaced by the
+/// final ones), appending each iteration's scan outputs to `perIteration`.
+LogicalResult runScan(NodeContext &node, const onnx::GraphProto &body,
+                      const ScanSequences &sequences,
+                      SmallVector<GraphValue> &carried,
+                      std::vector<SmallVector<Value>> &perIteration) {
+  size_t states = carried.size();
+  for (int64_t t = 0; t < sequences.length; ++t) {
+    SmallVector<GraphValue> bound(carried);
+    for (auto [j, sequence] : llvm::enumerate(sequences.values)) {
+      int64_t index = sequences.directions[j] ? sequences.length - 1 - t : t;
+      bound.push_back(
+          {node.createIndexSlice(sequence, sequences.axes[j], index), {}});
+    }
+    SmallVector<GraphValue> given;
+    if (failed(node.getImporter().importSubgraph(body, bound, given,
+                                                 node.getLoc())))
+      return failure();
+    carried.assign(given.begin(), given.begin() + states);
+    for (size_t k = 0; k < perIteration.size(); ++k)
+      perIteration[k].push_back(toValue(node, given[states + k]));
+  }
+  return success();
+}
+
+/// Opset 8's Scan: every state, scan input and output has a leading batch
+/// axis, which the body does not see (it runs per batch entry); scan
+/// inputs are scanned along axis 1, in `directions`. Optional input 0,
+/// sequence lengths, must give every entry the whole sequence.
+LogicalResult convertBatchedScan(NodeContext &node,
+                                 const onnx::GraphProto &body, int64_t states,
+                                 int64_t scanInputs, int64_t scanOutputs) {
+  std::vector<int64_t> directions =
+      node.getInts("directions", std::vector<int64_t>(scanInputs, 0));
+  if (static_cast<int64_t>(directions.size()) != scanInputs)
+    return node.emitError() << "its directions do not name one per scan "
+                            << "input";
+  SmallVector<Value> given;
+  for (int64_t i = 1; i <= states + scanInputs; ++i) {
+    Value value = node.getInput(i);
+    if (!value)
+      return failure();
+    bool scanned = i > states;
+    if (getShapeOf(value).size() < (scanned ? 2u : 1u))
+      return node.emitError()
+             << "its input " << i << " of type " << value.getType()
+             << (scanned ? " lacks its batch and sequence axes"
+                         : " lacks its batch axis");
+    given.push_back(value);
+  }
+  int64_t batch = getShapeOf(given.front()).front();
+  int64_t length =
+      getShapeOf(given[states]).size() > 1 ? getShapeOf(given[states])[1] : 0;
+  for (auto [i, value] : llvm::enumerate(given)) {
+    ArrayRef<int64_t> shape = getShapeOf(value);
+    if (shape[0] != batch || (int64_t(i) >= states && shape[1] != length))
+      return node.emitError()
+             << "its inputs disagree on the batch (" << batch
+             << ") or the sequence length (" << length << "): input " << i + 1
+             << " is " << value.getType();
+  }
+  if (node.hasInput(0)) {
+    const Literal *lengths = node.requireLiteral(0, "sequence_lens");
+    if (!lengths)
+      return failure();
+    if (lengths->getNumElements() != batch ||
+        llvm::any_of(lengths->ints,
+                     [&](int64_t given) { return given != length; }))
+      return node.emitError()
+             << "its sequence_lens do not give each of the " << batch
+             << " entries the whole sequence of " << length
+             << "; only full-length sequences are supported";
+  }
+  if (length == 0 && scanOutputs > 0)
+    return node.emitError() << "scans no iteration, so its scan outputs "
+                            << "have no shape";
+  if (failed(checkUnrolledSize(node, body, batch * length)))
+    return failure();
+
+  // Per batch entry: its states and sequences, without the batch axis.
+  std::vector<SmallVector<Value>> finals(states), outputs(scanOutputs);
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<GraphValue> carried;
+    for (int64_t i = 0; i < states; ++i)
+      carried.push_back({node.createIndexSlice(given[i], 0, b), {}});
+    ScanSequences sequences;
+    sequences.length = length;
+    sequences.directions = directions;
+    for (int64_t j = 0; j < scanInputs; ++j) {
+      sequences.values.push_back(
+          node.createIndexSlice(given[states + j], 0, b));
+      sequences.axes.push_back(0);
+    }
+    std::vector<SmallVector<Value>> perIteration(scanOutputs);
+    if (failed(runScan(node, body, sequences, carried, perIteration)))
+      return failure();
+    for (int64_t i = 0; i < states; ++i)
+      finals[i].push_back(toValue(node, carried[i]));
+    for (int64_t k = 0; k < scanOutputs; ++k) {
+      for (Value value : perIteration[k])
+        if (value.getType() != perIteration[k].front().getType())
+          return node.emitError() << "its scan output " << states + k
+                                  << " changes type between iterations";
+      outputs[k].push_back(node.createStack(perIteration[k], 0));
+    }
+  }
+  for (int64_t i = 0; i < states; ++i)
+    if (failed(setStacked(node, i, finals[i], 0)))
+      return failure();
+  for (int64_t k = 0; k < scanOutputs; ++k)
+    if (failed(setStacked(node, states + k, outputs[k], 0)))
+      return failure();
+  return success();
+}
+
+/// Scan: N states, then M scan inputs sliced along their axes; the body
+/// gives N new states and K per-iteration outputs.
 LogicalResult convertScan(NodeContext &node) {
-  if (node.getOpset() < 9)
-    return node.emitError()
-           << "Scan of opset " << node.getOpset()
-           << " (a batch axis and sequence lengths) is not supported; "
-              "export with opset 9 or later";
   const onnx::GraphProto *body = getBody(node);
   if (!body)
     return failure();
+  // Opset 8 leads with the optional sequence lengths.
+  int64_t first = node.getOpset() < 9 ? 1 : 0;
   int64_t scanInputs = node.getInt("num_scan_inputs", -1);
-  int64_t inputs = node.getNumInputs();
+  int64_t inputs = node.getNumInputs() - first;
   if (scanInputs < 1 || scanInputs > inputs)
     return node.emitError() << "num_scan_inputs is " << scanInputs
                             << ", not in [1, " << inputs << "]";
@@ -102,6 +221,8 @@ LogicalResult convertScan(NodeContext &node) {
     return node.emitError()
            << "its body gives " << body->output_size() << " outputs, the "
            << "node " << node.getNumOutputs() << " for " << states << " states";
+  if (first)
+    return convertBatchedScan(node, *body, states, scanInputs, scanOutputs);
   std::vector<int64_t> inputAxes =
       node.getInts("scan_input_axes", std::vector<int64_t>(scanInputs, 0));
   std::vector<int64_t> inputDirections = node.getInts(
@@ -118,8 +239,9 @@ LogicalResult convertScan(NodeContext &node) {
                             << "one per scan input and output";
 
   // Every scan input is sliced along its axis: they agree on the length.
-  SmallVector<Value> sequences;
-  int64_t length = -1;
+  ScanSequences sequences;
+  sequences.directions = inputDirections;
+  sequences.length = -1;
   for (int64_t j = 0; j < scanInputs; ++j) {
     Value sequence = node.getInput(states + j);
     if (!sequence)
@@ -128,18 +250,18 @@ LogicalResult convertScan(NodeContext &node) {
         node.normalizeAxis(inputAxes[j], getShapeOf(sequence).size());
     if (!axis)
       return failure();
-    inputAxes[j] = *axis;
+    sequences.axes.push_back(*axis);
     int64_t size = getShapeOf(sequence)[*axis];
-    if (length >= 0 && size != length)
-      return node.emitError() << "its scan inputs have " << length << " and "
-                              << size << " iterations";
-    length = size;
-    sequences.push_back(sequence);
+    if (sequences.length >= 0 && size != sequences.length)
+      return node.emitError() << "its scan inputs have " << sequences.length
+                              << " and " << size << " iterations";
+    sequences.length = size;
+    sequences.values.push_back(sequence);
   }
-  if (length == 0 && scanOutputs > 0)
+  if (sequences.length == 0 && scanOutputs > 0)
     return node.emitError() << "scans no iteration, so its scan outputs "
                             << "have no shape";
-  if (failed(checkUnrolledSize(node, *body, length)))
+  if (failed(checkUnrolledSize(node, *body, sequences.length)))
     return failure();
 
   SmallVector<GraphValue> carried;
@@ -149,21 +271,8 @@ LogicalResult convertScan(NodeContext &node) {
       return failure();
   }
   std::vector<SmallVector<Value>> perIteration(scanOutputs);
-  for (int64_t t = 0; t < length; ++t) {
-    SmallVector<GraphValue> bound(carried);
-    for (int64_t j = 0; j < scanInputs; ++j) {
-      int64_t index = inputDirections[j] ? length - 1 - t : t;
-      bound.push_back(
-          {node.createIndexSlice(sequences[j], inputAxes[j], index), {}});
-    }
-    SmallVector<GraphValue> given;
-    if (failed(node.getImporter().importSubgraph(*body, bound, given,
-                                                 node.getLoc())))
-      return failure();
-    carried.assign(given.begin(), given.begin() + states);
-    for (int64_t k = 0; k < scanOutputs; ++k)
-      perIteration[k].push_back(toValue(node, given[states + k]));
-  }
+  if (failed(runScan(node, *body, sequences, carried, perIteration)))
+    return failure();
   for (int64_t i = 0; i < states; ++i)
     setGiven(node, i, carried[i]);
   for (int64_t k = 0; k < scanOutputs; ++k) {
