@@ -163,19 +163,14 @@ def test_each_pipeline_stage_is_compared_with_its_own_plan(pipelined):
     """The bench GPT over two stages: dpc-run compares each rank with its
     own stage's planned memory (the manifest's plan carries one figure per
     stage), and the two stages hold different amounts (each rank held the
-    whole model's arguments before). Over eight micro-batches instead of
-    four, a stage holds at most 2% more (1F1B's memory does not grow with
-    them): a micro-batch's gradient added into the running sum is stored,
-    not computed inside the next micro-batch's add, which held every
-    micro-batch's terms to the last (a set of the stage's gradients more
-    per micro-batch)."""
+    whole model's arguments before). (A micro-batch's gradient added into
+    the running sum is stored, not computed inside the next micro-batch's
+    add, which held every micro-batch's terms to the last:
+    test-buffer-plan-accumulation.mlir; over eight micro-batches instead of
+    four a stage held at most 2% more.)"""
     held, compared, stages = pipelined(4)
     assert compared == pytest.approx(stages, rel=1e-9)
     assert stages[0] != stages[1] and held[0] != held[1]
-    more, _, same = pipelined(8)
-    assert same == pytest.approx(stages, rel=1e-9)
-    for four, eight in zip(held, more):
-        assert eight <= 1.02 * four, (four / 2**20, eight / 2**20)
 
 
 # The stages held 1.14 and 1.21 times their plans over four micro-batches

@@ -365,8 +365,9 @@ def test_pipeline_equals_one_device(micro_steps, exported, tmp_path, name, mesh,
     activations and gradients go between stages by send/recv, and after 3
     AdamW steps everything equals the single-device step accumulating the
     same micro-batches (fp64)."""
-    if name == "resnet18" and mesh != "2":
-        pytest.skip("resnet18 runs one pipeline layout; the others are the small models'")
+    if name == "resnet18" and (mesh != "2" or schedule != "1f1b"):
+        pytest.skip("resnet18 runs one pipeline layout (1F1B over two stages); the others "
+                    "are the small models'")
     if mesh == "2x4" and name not in ("gpt", "mlp"):
         pytest.skip("dp x tp x pp on 8 ranks: the GPT and the MLP")
     step = micro_steps[name]

@@ -383,19 +383,18 @@ double Search::getCompressionBufferBytes(double elements, const StageMesh &mesh,
   int64_t d = mesh.getDataParallel();
   if (compression.isNone() || d < 2)
     return 0.0;
-  if (compression.isTopK())
-    return getCompressionStateBytes(elements, mesh, zeroStage, microBatches) >
-                   0.0
-               ? elements * getDataReduction(mesh, zeroStage, microBatches)
-                                .elementBytes +
-                     std::min(options.bucketCapBytes,
-                              elements * graph.getGradientCommunicationBytes())
-               : 0.0;
   DataReduction reduction = getDataReduction(mesh, zeroStage, microBatches);
+  double received = elements * reduction.elementBytes;
+  if (compression.isTopK()) {
+    if (getCompressionStateBytes(elements, mesh, zeroStage, microBatches) == 0)
+      return 0.0;
+    // The dense sums, and the corrected sum of the bucket being coded.
+    return received + std::min(options.bucketCapBytes, received);
+  }
   if (reduction.elementBytes <= 2.0)
     return 0.0;
   // A reduce-scatter receives the rank's shard.
-  return elements * reduction.elementBytes / (reduction.allReduce ? 1.0 : d);
+  return received / (reduction.allReduce ? 1.0 : d);
 }
 
 Search::GradientReduction
