@@ -47,12 +47,9 @@ struct GradientCompression {
   /// 16-bit casts halve an f32 one (and leave a 16-bit one as it is).
   double getReducedElementBytes(double elementBytes) const;
 
-  /// Top-k: the entries of each all-reduce of `elements` sent, and the
-  /// bytes each of them carries (its value and its i64 index).
+  /// Top-k: the entries of each all-reduce of `elements` sent (each a
+  /// value and an i64 index).
   double getTopKEntries(double elements) const;
-  static double getTopKEntryBytes(double elementBytes) {
-    return elementBytes + 8.0;
-  }
 
   /// Passes over a reduction's buffer of `elementBytes` elements that the
   /// encoding and decoding make, counted in bytes per element: what they
