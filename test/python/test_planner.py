@@ -401,6 +401,55 @@ def test_exposed_gradient_reduction_is_what_the_program_leaves(gpt4, tmp_path):
     assert sync - behind_all == pytest.approx(2 * (sync1 - exposed1), rel=1e-6)
 
 
+@pytest.mark.parametrize("flags, auto", [([], "none"), (["--dp=16"], "bf16")])
+def test_planner_chooses_compression_when_allowed(tmp_path, flags, auto):
+    """--grad-compression=auto lets the planner send the gradients in bf16
+    where that makes the step at least 1% faster than sending them whole,
+    and a list lets it choose among the compressions listed: the plan it
+    picks is the fastest of the plans searched under each one alone, so
+    weighed. The fp32 GPT on 16 devices of two nodes on 25 Gb/s links:
+    free, bf16 is slower (0.8842 against 0.8826 ms) and not taken; over
+    dp16 it is taken (0.9354 against 1.579 ms); a list with top-k takes
+    top-k (0.53 and 0.62 ms). Before, auto was refused as not a
+    compression."""
+    if not os.path.exists(DPC_OPT):
+        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
+    onnx_path, step = str(tmp_path / "gpt.onnx"), str(tmp_path / "gpt.mlir")
+    gpt_onnx.write(gpt_onnx.GptConfig(layers=4, **SMALL), onnx_path)
+    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
+                    "-o", step], check=True)
+
+    def plan(compression):
+        report = str(tmp_path / (compression.replace(":", "-").replace(",", "_") + ".json"))
+        r = subprocess.run([DPC_OPT, step, "--mesh=2x8", "--cluster=v100-16gb-25gbps",
+                            "--plan-only", "--grad-compression=" + compression,
+                            "--plan-report=" + report] + flags,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return json.load(open(report))
+
+    alone = {c: plan(c) for c in ("none", "bf16", "topk:0.01")}
+    step_time = lambda p: p["totals"]["step_time_s"]
+
+    def expected(choices):
+        # A compressed plan must beat the uncompressed one by 1%.
+        weighed = {c: step_time(alone[c]) / (1.0 if c == "none" else 0.99) for c in choices}
+        return min(choices, key=lambda c: weighed[c])
+
+    for text, choices in (("auto", ["none", "bf16"]),
+                          ("none,bf16,topk:0.01", ["none", "bf16", "topk:0.01"]),
+                          ("bf16,topk:0.01", ["bf16", "topk:0.01"])):
+        chosen = plan(text)
+        assert chosen["grad_compression_choices"] == choices
+        best = expected(choices)
+        assert chosen["grad_compression"] == best, text
+        assert step_time(chosen) == pytest.approx(step_time(alone[best]), rel=1e-9)
+    # The cases the docstring names: bf16 saves 0.2% of the free plan's
+    # step and 41% of dp16's; top-k (all-reduces under ZeRO-0) the most.
+    assert expected(["none", "bf16"]) == auto
+    assert expected(["none", "bf16", "topk:0.01"]) == "topk:0.01"
+
+
 def test_compressed_gradients_are_priced(tmp_path):
     """--grad-compression is the user's choice (it changes the numerics),
     priced and recorded: the fp32 GPT data-parallel over 16 devices of two

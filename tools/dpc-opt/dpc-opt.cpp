@@ -203,8 +203,11 @@ static llvm::cl::opt<std::string> gradCompression(
     "grad-compression", llvm::cl::cat(planCategory), llvm::cl::init("none"),
     llvm::cl::desc("Send data-parallel gradient reductions as none "
                    "(default), bf16, fp16, or topk:RATIO (the largest "
-                   "entries, with error feedback): the plan is priced so, "
-                   "and with --partition the program sends so"));
+                   "entries, with error feedback), or let the planner take "
+                   "the fastest of a comma-separated list of them (auto: "
+                   "none or bf16; compressed only where the step is 1% "
+                   "faster): the plan is priced so, and with --partition "
+                   "the program sends so"));
 
 static llvm::cl::opt<std::string>
     planReport("plan-report", llvm::cl::cat(planCategory),

@@ -116,7 +116,9 @@ struct PlanPipelineOptions : public PassPipelineOptions<PlanPipelineOptions> {
   Option<std::string> gradCompression{
       *this, "grad-compression", llvm::cl::init("none"),
       llvm::cl::desc("Send data-parallel gradient reductions as none, bf16, "
-                     "fp16 or topk:RATIO: priced by -dpc-plan, built by "
+                     "fp16 or topk:RATIO, or as the fastest of a "
+                     "comma-separated list of them (auto: none,bf16): "
+                     "priced and chosen by -dpc-plan, built by "
                      "-dpc-compress-gradients")};
 };
 

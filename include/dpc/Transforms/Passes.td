@@ -230,8 +230,10 @@ def Plan : Pass<"dpc-plan", "ModuleOp"> {
     Option<"gradCompression", "grad-compression", "std::string",
            /*default=*/"\"none\"",
            "How data-parallel gradient reductions are sent: none, bf16, "
-           "fp16 or topk:RATIO (-dpc-compress-gradients); priced, and "
-           "recorded in the plan">,
+           "fp16 or topk:RATIO (-dpc-compress-gradients), or the fastest "
+           "of a comma-separated list of them (auto: none,bf16; a "
+           "compression only where it makes the step 1% faster); priced, "
+           "and recorded in the plan">,
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the plan as JSON to this file">,
     Option<"printTable", "print-table", "bool", /*default=*/"false",

@@ -10,6 +10,10 @@
 using namespace mlir;
 using namespace mlir::dpc;
 
+static constexpr const char *kNotACompression =
+    "is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= "
+    "1";
+
 FailureOr<GradientCompression> GradientCompression::parse(StringRef text,
                                                           std::string &error) {
   GradientCompression compression;
@@ -28,9 +32,37 @@ FailureOr<GradientCompression> GradientCompression::parse(StringRef text,
     compression.ratio = value;
     return compression;
   }
-  error = "is not a compression: none, bf16, fp16 or topk:RATIO with 0 < "
-          "RATIO <= 1";
+  error = kNotACompression;
+  if (text == "auto" || text.contains(','))
+    error += " (a choice among them is the planner's to make: -dpc-plan)";
   return failure();
+}
+
+FailureOr<SmallVector<GradientCompression, 2>>
+GradientCompression::parseChoices(StringRef text, std::string &error) {
+  SmallVector<GradientCompression, 2> choices;
+  if (text == "auto") {
+    choices.push_back(GradientCompression());
+    choices.push_back(GradientCompression());
+    choices.back().kind = Kind::BFloat16;
+    return choices;
+  }
+  SmallVector<StringRef> items;
+  text.split(items, ',');
+  for (StringRef item : items) {
+    FailureOr<GradientCompression> compression = parse(item, error);
+    if (failed(compression)) {
+      error = items.size() > 1
+                  ? "holds '" + item.str() + "', which " + kNotACompression
+                  : std::string(kNotACompression);
+      error += " (or a comma-separated list of them for the planner to "
+               "choose from, or auto: none or bf16)";
+      return failure();
+    }
+    if (!llvm::is_contained(choices, *compression))
+      choices.push_back(*compression);
+  }
+  return choices;
 }
 
 std::string GradientCompression::str() const {

@@ -91,15 +91,15 @@ struct PlanPass : public dpc::impl::PlanBase<PlanPass> {
       return signalPassFailure();
     }
     std::string error;
-    FailureOr<GradientCompression> compression =
-        GradientCompression::parse(gradCompression, error);
-    if (failed(compression)) {
+    FailureOr<SmallVector<GradientCompression, 2>> compressions =
+        GradientCompression::parseChoices(gradCompression, error);
+    if (failed(compressions)) {
       emitError(module.getLoc(), "--grad-compression=")
           << gradCompression << " " << error;
       return signalPassFailure();
     }
     PlannerOptions options;
-    options.gradientCompression = *compression;
+    options.gradientCompressions = std::move(*compressions);
     options.memoryLimit = memoryLimit * 1024.0 * 1024.0 * 1024.0;
     options.bucketCapBytes = bucketCapMb * 1024.0 * 1024.0;
     options.dataParallel = dataParallel;

@@ -153,6 +153,16 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
      << ", ZeRO-" << plan.zeroStage;
   if (!plan.gradientCompression.isNone())
     os << ", gradients sent as " << plan.gradientCompression.str();
+  if (plan.compressionChoices.size() > 1) {
+    os << (plan.gradientCompression.isNone() ? ", gradients sent whole" : "")
+       << " (the fastest of ";
+    llvm::interleaveComma(plan.compressionChoices, os,
+                          [&](const GradientCompression &compression) {
+                            os << compression.str();
+                          });
+    os << "; compressed only where "
+       << llvm::format("%g", 100 * plan.compressionGain) << "% faster)";
+  }
   os << "\n";
   // Free micro-batching (--plan-only) is advice: the partition runs the
   // step's own micro-batches.
@@ -258,6 +268,9 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
         {"repeat_model_state_bytes", group.modelStateBytes},
         {"repeat_activation_bytes", group.activationBytes},
         {"sharding", group.sharding}});
+  llvm::json::Array compressionChoices;
+  for (const GradientCompression &compression : plan.compressionChoices)
+    compressionChoices.push_back(compression.str());
   llvm::json::Array stages;
   double peak = 0.0;
   for (const StagePlan &stage : plan.stages) {
@@ -307,6 +320,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
       {"recompute_attention", plan.recompute == Recomputation::Attention},
       {"zero_stage", plan.zeroStage},
       {"grad_compression", plan.gradientCompression.str()},
+      {"grad_compression_choices", std::move(compressionChoices)},
       {"layer_groups", std::move(groups)},
       {"stages", std::move(stages)},
       {"totals",

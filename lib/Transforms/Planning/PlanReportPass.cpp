@@ -104,7 +104,7 @@ struct PlanReportPass : public dpc::impl::PlanReportBase<PlanReportPass> {
             << field << ") " << error;
         return signalPassFailure();
       }
-      options.gradientCompression = *compression;
+      options.gradientCompressions = {*compression};
     }
     // The mesh's axis order: which ranks neighbour.
     FailureOr<PlanLayout> layout = PlanLayout::read(module);

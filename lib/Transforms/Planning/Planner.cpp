@@ -48,6 +48,7 @@ struct PipelineVariant {
   int64_t chunks;
   Recomputation recompute;
   int zeroStage;
+  GradientCompression compression;
 };
 
 /// The outcome of fitting one configuration into stages.
@@ -133,19 +134,22 @@ private:
   /// Bytes of top-k residuals a device keeps for `elements` gradient
   /// elements: one per element of each all-reduce that top-k compresses.
   double getCompressionStateBytes(double elements, const StageMesh &mesh,
-                                  int zeroStage, int64_t microBatches) const;
+                                  const PipelineVariant &variant,
+                                  int64_t microBatches) const;
   /// Bytes of buffers compressing the reductions of `elements` gradient
   /// elements adds to the end of the backward pass: the sums received,
   /// made anew in the gradients' type beside the buckets sent (of 16-bit
   /// copies, or scattered from top-k's gathered entries), and top-k's
   /// corrected sum of the bucket being coded.
   double getCompressionBufferBytes(double elements, const StageMesh &mesh,
-                                   int zeroStage, int64_t microBatches) const;
+                                   const PipelineVariant &variant,
+                                   int64_t microBatches) const;
   /// The reduction of `elements` gradient elements per device in a step of
   /// `microBatches`, `partial` of them partial over the tensor axis too.
   GradientReduction getGradientReduction(double elements,
                                          PartialGradients partial,
-                                         const StageMesh &mesh, int zeroStage,
+                                         const StageMesh &mesh,
+                                         const PipelineVariant &variant,
                                          int64_t microBatches) const;
   /// The part of a stage's gradient reduction (`syncTime`, of `elements`
   /// gradient elements, `partial` of them partial over the tensor axis)
@@ -154,7 +158,8 @@ private:
   double getExposedGradientSync(double syncTime, double gatherTime,
                                 double elements, PartialGradients partial,
                                 double computeTime, int64_t microBatches,
-                                const StageMesh &mesh, int zeroStage) const;
+                                const StageMesh &mesh,
+                                const PipelineVariant &variant) const;
   /// Bytes each device of a stage holding `chunks` sends per step in its
   /// layout changes and pipeline messages (the gradient reduction aside).
   CommunicationVolume getSentBytes(ArrayRef<ShardingSpace::SegmentCost> costs,
@@ -172,12 +177,13 @@ private:
   /// a step of `microBatches` (the program shards the masters of compute
   /// copies under ZeRO-1/2 where it gathers the copies once).
   MemoryBreakdown getModelState(double elements, const StageMesh &mesh,
-                                int zeroStage, int64_t microBatches) const {
+                                const PipelineVariant &variant,
+                                int64_t microBatches) const {
     MemoryBreakdown state = getModelStateMemory(
-        elements, modelStateBytes, zeroStage, mesh.getDataParallel(),
+        elements, modelStateBytes, variant.zeroStage, mesh.getDataParallel(),
         shardsCopiedMasters(mesh, microBatches));
     state.optimizerState +=
-        getCompressionStateBytes(elements, mesh, zeroStage, microBatches);
+        getCompressionStateBytes(elements, mesh, variant, microBatches);
     return state;
   }
   /// A step time no split of `segments` into stages can beat: the
@@ -306,9 +312,9 @@ Search::getSegmentPlans(ArrayRef<ShardingSpace::SegmentCost> costs,
     SegmentPlan segment;
     segment.computeTime = cost.computeTime * computeFactor;
     segment.communicationTime = cost.communicationTime * communicationFactor;
-    segment.modelStateBytes = getModelState(cost.parameterElements, mesh,
-                                            variant.zeroStage, microBatches)
-                                  .getModelState();
+    segment.modelStateBytes =
+        getModelState(cost.parameterElements, mesh, variant, microBatches)
+            .getModelState();
     segment.activationBytes = cost.activationBytes;
     if (layers)
       segment.activationBytes = checkpointed[i] ? cost.outputBytes : 0.0;
@@ -366,27 +372,29 @@ Search::DataReduction Search::getDataReduction(const StageMesh &mesh,
 }
 
 double Search::getCompressionStateBytes(double elements, const StageMesh &mesh,
-                                        int zeroStage,
+                                        const PipelineVariant &variant,
                                         int64_t microBatches) const {
-  DataReduction reduction = getDataReduction(mesh, zeroStage, microBatches);
+  DataReduction reduction =
+      getDataReduction(mesh, variant.zeroStage, microBatches);
   // -dpc-compress-gradients selects the all-reduces of 32-bit floats.
-  if (!options.gradientCompression.isTopK() || mesh.getDataParallel() < 2 ||
+  if (!variant.compression.isTopK() || mesh.getDataParallel() < 2 ||
       !reduction.allReduce || reduction.elementBytes < 4.0)
     return 0.0;
   return elements * reduction.elementBytes;
 }
 
 double Search::getCompressionBufferBytes(double elements, const StageMesh &mesh,
-                                         int zeroStage,
+                                         const PipelineVariant &variant,
                                          int64_t microBatches) const {
-  const GradientCompression &compression = options.gradientCompression;
+  const GradientCompression &compression = variant.compression;
   int64_t d = mesh.getDataParallel();
   if (compression.isNone() || d < 2)
     return 0.0;
-  DataReduction reduction = getDataReduction(mesh, zeroStage, microBatches);
+  DataReduction reduction =
+      getDataReduction(mesh, variant.zeroStage, microBatches);
   double received = elements * reduction.elementBytes;
   if (compression.isTopK()) {
-    if (getCompressionStateBytes(elements, mesh, zeroStage, microBatches) == 0)
+    if (getCompressionStateBytes(elements, mesh, variant, microBatches) == 0)
       return 0.0;
     // The dense sums, and the corrected sum of the bucket being coded.
     return received + std::min(options.bucketCapBytes, received);
@@ -397,10 +405,10 @@ double Search::getCompressionBufferBytes(double elements, const StageMesh &mesh,
   return received / (reduction.allReduce ? 1.0 : d);
 }
 
-Search::GradientReduction
-Search::getGradientReduction(double elements, PartialGradients partial,
-                             const StageMesh &mesh, int zeroStage,
-                             int64_t microBatches) const {
+Search::GradientReduction Search::getGradientReduction(
+    double elements, PartialGradients partial, const StageMesh &mesh,
+    const PipelineVariant &variant, int64_t microBatches) const {
+  int zeroStage = variant.zeroStage;
   int64_t d = mesh.getDataParallel(), t = mesh.getTensorParallel();
   DataReduction over = getDataReduction(mesh, zeroStage, microBatches);
   double reduceBytes = over.elementBytes, reductions = over.reductions;
@@ -415,7 +423,7 @@ Search::getGradientReduction(double elements, PartialGradients partial,
   // --grad-compression sends it: 16-bit casts around it, or an all-reduce's
   // top entries all-gathered as values and indices; the encoding's passes
   // over memory on the path to the collective.
-  const GradientCompression &compression = options.gradientCompression;
+  const GradientCompression &compression = variant.compression;
   auto reduceOverData = [&](CollectiveKind kind, double elements,
                             const GroupPlacement &group, int64_t ranks,
                             double &sent, double times = 1.0) {
@@ -496,7 +504,8 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
                                       double elements, PartialGradients partial,
                                       double computeTime, int64_t microBatches,
                                       const StageMesh &mesh,
-                                      int zeroStage) const {
+                                      const PipelineVariant &variant) const {
+  int zeroStage = variant.zeroStage;
   double window = computeTime * (backwardFactor - 1.0) / backwardFactor;
   // A runtime that hides the reduction behind every micro-batch's backward
   // pass (ZeRO-3's gathers with it behind all the compute), as
@@ -527,7 +536,7 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
   double lastElements = elements - (buckets - 1.0) * capElements;
   double last = getGradientReduction(lastElements,
                                      partial.scaled(lastElements / elements),
-                                     mesh, zeroStage, microBatches)
+                                     mesh, variant, microBatches)
                     .time *
                 (reduction / syncTime);
   return afterUpdate + std::max(last, reduction - window) + gathersExposed;
@@ -635,10 +644,11 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
         working =
             std::max(working, largestIn(largestLayer, range.first, range.end));
     }
-    MemoryBreakdown memory = getModelState(elements, mesh, z, microBatches);
+    MemoryBreakdown memory =
+        getModelState(elements, mesh, variant, microBatches);
     memory.activations = inFlightOf[stage] * stored + working;
-    memory.temporaries =
-        temporary + getCompressionBufferBytes(elements, mesh, z, microBatches);
+    memory.temporaries = temporary + getCompressionBufferBytes(
+                                         elements, mesh, variant, microBatches);
     double parameterBytes = elements * graph.getGradientCommunicationBytes();
     // ZeRO-3 holds parameters gathered whole: the bucket being read and
     // the one prefetched behind it, at most the stage's own parameters.
@@ -769,7 +779,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
       }
     partial.elements = std::min(partial.elements, elements);
     GradientReduction reduction =
-        getGradientReduction(elements, partial, mesh, z, microBatches);
+        getGradientReduction(elements, partial, mesh, variant, microBatches);
     plan.gradientSyncTime = reduction.time;
     plan.sent = getSentBytes(costs, plan.chunks, microBatches, variant);
     plan.sent += reduction.sent;
@@ -794,7 +804,7 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
                                .time;
     plan.exposedGradientSyncTime = getExposedGradientSync(
         plan.gradientSyncTime, gathers, elements, partial, plan.computeTime,
-        microBatches, mesh, z);
+        microBatches, mesh, variant);
     // The optimizer reads and writes each local element's state once.
     double optimizerBytes =
         2.0 * elements / (z >= 1 ? d : 1) *
@@ -876,10 +886,22 @@ FailureOr<Plan> Search::run(std::string &error) {
                                                   Recomputation::Layers};
   if (graph.storesAttentionCore())
     recomputations.insert(recomputations.begin() + 1, Recomputation::Attention);
+  ArrayRef<GradientCompression> compressions = options.gradientCompressions;
   SmallVector<PipelineVariant> singleStage;
   for (Recomputation recompute : recomputations)
     for (int z = 0; z <= 3; ++z)
-      singleStage.push_back({PipelineSchedule::OneFOneB, 1, recompute, z});
+      for (const GradientCompression &compression : compressions)
+        singleStage.push_back(
+            {PipelineSchedule::OneFOneB, 1, recompute, z, compression});
+  // Compression changes the numerics: a compressed plan must beat sending
+  // the gradients whole by the gain asked for, so plans are compared by
+  // their step time so weighed.
+  auto weigh = [&](const PipelineVariant &variant, double stepTime) {
+    return variant.compression.isNone()
+               ? stepTime
+               : stepTime / (1.0 - options.compressionGain);
+  };
+  double bestWeighed = std::numeric_limits<double>::infinity();
 
   std::optional<Plan> best;
   StageFit leastShort;
@@ -948,21 +970,26 @@ FailureOr<Plan> Search::run(std::string &error) {
             variants = singleStage;
           } else {
             for (Recomputation recompute : recomputations)
-              for (int z = 0; z <= 3; ++z) {
-                variants.push_back(
-                    {PipelineSchedule::OneFOneB, 1, recompute, z});
-                variants.push_back({PipelineSchedule::GPipe, 1, recompute, z});
-                for (int64_t v : {2, 4})
-                  if (microBatches % pp == 0 && int64_t(segments) >= pp * v)
-                    variants.push_back(
-                        {PipelineSchedule::Interleaved1F1B, v, recompute, z});
-              }
+              for (int z = 0; z <= 3; ++z)
+                for (const GradientCompression &c : compressions) {
+                  variants.push_back(
+                      {PipelineSchedule::OneFOneB, 1, recompute, z, c});
+                  variants.push_back(
+                      {PipelineSchedule::GPipe, 1, recompute, z, c});
+                  for (int64_t v : {2, 4})
+                    if (microBatches % pp == 0 && int64_t(segments) >= pp * v)
+                      variants.push_back({PipelineSchedule::Interleaved1F1B, v,
+                                          recompute, z, c});
+                }
           }
           for (ArrayRef<unsigned> choice : choices) {
             SmallVector<ShardingSpace::SegmentCost> costs =
                 space.evaluate(choice);
             for (const PipelineVariant &variant : variants) {
-              if ((dp == 1 && variant.zeroStage > 0) ||
+              // Without data parallelism there is nothing to compress.
+              if ((dp == 1 &&
+                   (variant.zeroStage > 0 ||
+                    !(variant.compression == compressions.front()))) ||
                   (pp > 1 && options.schedule &&
                    (variant.schedule != *options.schedule ||
                     (options.chunks && variant.chunks != options.chunks))) ||
@@ -975,8 +1002,9 @@ FailureOr<Plan> Search::run(std::string &error) {
               SmallVector<SegmentPlan> segments =
                   getSegmentPlans(costs, mesh, microBatches, variant);
               // Pipelines that cannot beat the best plan need no stages.
-              if (best && getStepTimeLowerBound(segments, mesh, microBatches,
-                                                variant) >= best->stepTime)
+              if (weigh(variant,
+                        getStepTimeLowerBound(segments, mesh, microBatches,
+                                              variant)) >= bestWeighed)
                 continue;
               StageFit fitted =
                   fit(costs, segments, mesh, microBatches, variant, false);
@@ -996,8 +1024,10 @@ FailureOr<Plan> Search::run(std::string &error) {
                 }
                 continue;
               }
-              if (best && fitted.stepTime >= best->stepTime * (1 - 1e-9))
+              double weighed = weigh(variant, fitted.stepTime);
+              if (best && weighed >= bestWeighed * (1 - 1e-9))
                 continue;
+              bestWeighed = weighed;
               Plan plan;
               plan.dataParallel = dp;
               plan.tensorParallel = tp;
@@ -1021,7 +1051,10 @@ FailureOr<Plan> Search::run(std::string &error) {
               // peak of the type most FLOPs run in, as papers report it.
               plan.memoryLimit = memoryLimit;
               plan.bucketCapBytes = options.bucketCapBytes;
-              plan.gradientCompression = options.gradientCompression;
+              plan.gradientCompression = variant.compression;
+              plan.compressionChoices.assign(compressions.begin(),
+                                             compressions.end());
+              plan.compressionGain = options.compressionGain;
               for (Operation *op : graph.getForwardOps())
                 if (std::optional<unsigned> node =
                         space.getNode(segmentation.getRepresentative(op))) {

@@ -3,7 +3,9 @@
 // RUN: dpc-opt %s -dpc-compress-gradients | FileCheck %s
 // RUN: dpc-opt %s -dpc-compress-gradients=compression=none | FileCheck %s --check-prefix=NONE
 // RUN: sed 's/"fp16"/"fp8"/' %s | not dpc-opt -dpc-compress-gradients -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not dpc-opt %s -dpc-compress-gradients=compression=auto -o /dev/null 2>&1 | FileCheck %s --check-prefix=AUTO
 
+// AUTO: error: --grad-compression=auto is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= 1 (a choice among them is the planner's to make: -dpc-plan)
 // BAD: error: dpc.plan's grad_compression ("fp8") is not a compression: none, bf16, fp16 or topk:RATIO with 0 < RATIO <= 1
 
 module attributes {dpc.plan = {grad_compression = "fp16"}} {

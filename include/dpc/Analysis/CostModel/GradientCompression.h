@@ -13,6 +13,8 @@
 #define DPC_ANALYSIS_COSTMODEL_GRADIENTCOMPRESSION_H
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -36,8 +38,20 @@ struct GradientCompression {
   /// with 0 < RATIO <= 1. Fails with `error` saying what `text` is not.
   static FailureOr<GradientCompression> parse(StringRef text,
                                               std::string &error);
+  /// Parses the compressions a `--grad-compression` value lets the planner
+  /// choose among: one compression (fixed), a comma-separated list, or
+  /// `auto`, which is none or bf16 (bf16 keeps every entry with 8 bits of
+  /// mantissa and f32's range; fp16 needs loss scaling dpc does not do, and
+  /// top-k's ratio is a training hyperparameter, so they are chosen only
+  /// when listed).
+  static FailureOr<SmallVector<GradientCompression, 2>>
+  parseChoices(StringRef text, std::string &error);
   /// The text `parse` reads back.
   std::string str() const;
+
+  bool operator==(const GradientCompression &other) const {
+    return kind == other.kind && ratio == other.ratio;
+  }
 
   bool isNone() const { return kind == Kind::None; }
   bool isTopK() const { return kind == Kind::TopK; }

@@ -67,9 +67,13 @@ struct PlannerOptions {
   int64_t chunks = 0;
   std::optional<Recomputation> recompute;
   std::optional<int> zeroStage;
-  /// How the data-parallel gradient reductions are sent (the user's
-  /// choice: it changes the numerics, so the search never picks it).
-  GradientCompression gradientCompression;
+  /// How the data-parallel gradient reductions may be sent: the user's
+  /// choice, since it changes the numerics; of several, the search takes
+  /// the fastest, a compressed one only where it beats sending gradients
+  /// whole by `compressionGain` of the step.
+  SmallVector<GradientCompression, 2> gradientCompressions = {
+      GradientCompression()};
+  double compressionGain = 0.01;
 };
 
 /// Layer segments [first, end).
@@ -139,6 +143,10 @@ struct Plan {
   double memoryLimit = 0.0;
   double bucketCapBytes = 0.0;
   GradientCompression gradientCompression;
+  /// The compressions the search chose it from (one where it was fixed),
+  /// and the gain a compressed one had to give.
+  SmallVector<GradientCompression, 2> compressionChoices;
+  double compressionGain = 0.0;
 
   /// Sharding of each result of every forward op (by representative) and
   /// of every parameter; the layouts each op's strategy takes its operands
