@@ -50,7 +50,7 @@
 // EMIT: dpc-opt: --emit=rocm is not a kind dpc-opt writes (mlir, shard-mlir, cpu, cpu-source, cuda or cuda-source)
 // EMIT-OUT: dpc-opt: --emit=cpu writes an artifact directory: give it with -o DIR (and not --plan-only)
 
-// CPU: extern "C" int32_t dpc_program_0(
+// CPU: int32_t dpc_program_0_part0(
 // CPU: dpc::cpu::matmul(
 
 // UNRESHARDED: error: 'dpc.matmul' op result #0 is declared

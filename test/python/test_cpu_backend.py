@@ -151,6 +151,14 @@ def test_compiled_ranks_equal_one_device(steps, exported, tmp_path, name, layout
                                steps=MODEL_STEPS.get(name, STEPS))
     assert r.returncode == 0, r.stderr
     assert_equals_one_device(steps, exported, name, report, out)
+    if name in ("gpt", "resnet18"):
+        # A step this size is cut into parts compiled as separate units,
+        # and the programs call them in turn (the numbers above are theirs).
+        units = [f for f in os.listdir(artifact) if f.startswith("model.") and f.endswith(".cpp")]
+        assert len(units) >= 2, units
+        source = open(os.path.join(artifact, "model.cpp")).read()
+        assert re.search(r"dpc_program_\d+_part1\(host, args, results, arena, dpc_tickets\)",
+                         source)
     # Samples per step: the 2 micro-batches' (the report counted the
     # micro-batches as samples, and so its samples/s, before).
     first = inputs[next(iter(tools.signature(open(steps[name]).read(),

@@ -22,6 +22,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -351,44 +352,97 @@ getCpuFeatures(Location loc, StringRef dir, const CpuArtifactOptions &options) {
   return ::dpc::getCpuFeaturesFromMacros((*text)->getBuffer().str());
 }
 
-LogicalResult compileLibrary(Location loc, StringRef dir,
-                             const CpuArtifactOptions &options) {
-  if (options.target == EmitTarget::Cuda)
-    return compileCudaLibrary(loc, dir, options);
+/// Compiles the CPU sources `sources` (in `dir`) into objects, as many at
+/// once as the machine has threads, and links them into libmodel.so.
+LogicalResult compileCpuLibrary(Location loc, StringRef dir,
+                                const CpuArtifactOptions &options,
+                                ArrayRef<std::string> sources) {
   std::string compiler = getCompiler(options);
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(compiler);
   if (!program)
     return emitError(loc) << "cannot find the C++ compiler '" << compiler
                           << "' to build the CPU library (set $CXX)";
-  SmallString<128> source(dir), library(dir), log(dir);
-  llvm::sys::path::append(source, "model.cpp");
-  llvm::sys::path::append(library, "libmodel.so");
-  llvm::sys::path::append(log, "compile.log");
+  auto inDir = [&](StringRef name) {
+    SmallString<128> path(dir);
+    llvm::sys::path::append(path, name);
+    return path.str().str();
+  };
   std::string march = "-march=" + options.cpuArch;
+  struct Job {
+    std::string source, object, log;
+    llvm::sys::ProcessInfo process;
+  };
+  std::vector<Job> jobs;
+  for (const std::string &source : sources)
+    jobs.push_back(
+        {inDir(source), inDir(source + ".o"), inDir(source + ".log"), {}});
+  auto failedWith = [&](const std::string &log, const std::string &error) {
+    auto text = llvm::MemoryBuffer::getFile(log);
+    return emitError(loc) << "compiling the CPU library failed"
+                          << (error.empty() ? "" : ": " + error) << "\n"
+                          << (text ? (*text)->getBuffer().take_back(4000)
+                                   : StringRef());
+  };
   // -O3 and the target's vector width vectorize the fused loops (and the
   // exp and erf of SimdMath.h inside them); -fno-trapping-math lets the
   // NaN tests of max, relu and exp be selects rather than branches, which
   // SSE and AVX2 code needs to vectorize. No contraction into FMA: the
   // loops round as the interpreter does.
-  SmallVector<StringRef> args = {*program,
-                                 "-std=c++17",
-                                 "-O3",
-                                 march,
-                                 "-fPIC",
-                                 "-shared",
-                                 "-fno-math-errno",
-                                 "-fno-trapping-math",
-                                 "-ffp-contract=off",
-                                 "-I" DPC_RUNTIME_INCLUDE_DIR,
-                                 source,
-                                 "-o",
-                                 library,
-                                 DPC_CPU_KERNELS_LIBRARY,
-                                 DPC_RUNTIME_LIBRARY,
-                                 DPC_OPENBLAS_LIBRARY,
-                                 DPC_DNNL_LIBRARY,
-                                 "-lz"};
-  return runCompiler(loc, args, log, "CPU");
+  auto start = [&](Job &job, std::string &error) {
+    SmallVector<StringRef> args = {*program,
+                                   "-std=c++17",
+                                   "-O3",
+                                   march,
+                                   "-fPIC",
+                                   "-fno-math-errno",
+                                   "-fno-trapping-math",
+                                   "-ffp-contract=off",
+                                   "-I" DPC_RUNTIME_INCLUDE_DIR,
+                                   "-c",
+                                   job.source,
+                                   "-o",
+                                   job.object};
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(job.log),
+                                            StringRef(job.log)};
+    job.process = llvm::sys::ExecuteNoWait(args.front(), args, std::nullopt,
+                                           redirects, 0, &error);
+    return job.process.Pid != llvm::sys::ProcessInfo::InvalidPid;
+  };
+  // The oldest compile is waited for before the next starts.
+  size_t width =
+      std::max(1u, llvm::hardware_concurrency().compute_thread_count());
+  LogicalResult result = success();
+  for (size_t next = 0, waited = 0; waited < jobs.size(); ++waited) {
+    for (; result.succeeded() && next < jobs.size() && next < waited + width;
+         ++next) {
+      std::string error;
+      if (!start(jobs[next], error))
+        result = failedWith(jobs[next].log, error);
+    }
+    if (waited >= next)
+      break;
+    std::string error;
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(jobs[waited].process, std::nullopt, &error);
+    if (done.ReturnCode != 0 && result.succeeded())
+      result = failedWith(jobs[waited].log, error);
+  }
+  if (failed(result))
+    return failure();
+  SmallVector<StringRef> args = {*program, "-shared", "-fPIC"};
+  for (const Job &job : jobs)
+    args.push_back(job.object);
+  std::string library = inDir("libmodel.so");
+  args.append({"-o", library, DPC_CPU_KERNELS_LIBRARY, DPC_RUNTIME_LIBRARY,
+               DPC_OPENBLAS_LIBRARY, DPC_DNNL_LIBRARY, "-lz"});
+  if (failed(runCompiler(loc, args, inDir("compile.log"), "CPU")))
+    return failure();
+  // Only the library stays; a failed build keeps everything to look at.
+  for (const Job &job : jobs) {
+    llvm::sys::fs::remove(job.object);
+    llvm::sys::fs::remove(job.log);
+  }
+  return success();
 }
 
 } // namespace
@@ -400,6 +454,7 @@ LogicalResult mlir::dpc::writeCpuSource(ModuleOp module, raw_ostream &os,
   if (programs.empty())
     return module.emitError("no function '") << function << "' to compile";
   emitCppPrologue(os, target);
+  emitCppAbiVersion(os);
   GroupTable groups;
   for (auto [index, program] : llvm::enumerate(programs)) {
     EmittedProgram info;
@@ -435,11 +490,15 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
              << "axis does not have as many";
   }
 
-  // The source, one function per program.
-  std::string source;
-  llvm::raw_string_ostream os(source);
+  // The source, one function per program; a CPU program's parts in
+  // translation units of their own.
+  std::string source, prologue;
+  llvm::raw_string_ostream os(source), prologueStream(prologue);
   bool cuda = options.target == EmitTarget::Cuda;
-  emitCppPrologue(os, options.target);
+  emitCppPrologue(prologueStream, options.target);
+  os << prologue;
+  emitCppAbiVersion(os);
+  SmallVector<std::string> parts;
   GroupTable groups;
   json::Array programEntries;
   // The plan's cluster prices each op for `dpc-run --profile`.
@@ -460,8 +519,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
       return failure();
     EmittedProgram info;
     std::string symbol = "dpc_program_" + std::to_string(index);
-    if (failed(
-            emitCppProgram(program, symbol, groups, os, info, options.target)))
+    if (failed(emitCppProgram(program, symbol, groups, os, info, options.target,
+                              cuda ? nullptr : &parts)))
       return failure();
     json::Array ranks;
     for (int64_t device = 0; device < worldSize; ++device) {
@@ -629,6 +688,20 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
   if (failed(write("manifest.json", manifestText)) ||
       failed(write(cuda ? "model.cu" : "model.cpp", source)))
     return failure();
+  // The parts in units of about kUnitBytes: enough work per compile to
+  // outweigh parsing the prologue again.
+  constexpr size_t kUnitBytes = 256 * 1024;
+  SmallVector<std::string> sources = {"model.cpp"};
+  std::string unit;
+  for (auto [index, part] : llvm::enumerate(parts)) {
+    unit += part;
+    if (unit.size() < kUnitBytes && index + 1 < parts.size())
+      continue;
+    sources.push_back("model." + std::to_string(sources.size()) + ".cpp");
+    if (failed(write(sources.back(), prologue + unit)))
+      return failure();
+    unit.clear();
+  }
   if (!options.initialValues.empty()) {
     SmallString<128> file(temp);
     llvm::sys::path::append(file, "initial.npz");
@@ -637,7 +710,8 @@ LogicalResult mlir::dpc::writeCpuArtifact(ModuleOp module, StringRef path,
     if (status.isError())
       return module.emitError(status.getMessage());
   }
-  if (failed(compileLibrary(module.getLoc(), temp, options)))
+  if (failed(cuda ? compileCudaLibrary(module.getLoc(), temp, options)
+                  : compileCpuLibrary(module.getLoc(), temp, options, sources)))
     return failure();
 
   // Replace an earlier artifact, never anything else.

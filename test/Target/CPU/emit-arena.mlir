@@ -5,7 +5,7 @@
 // operands of the op making it never share storage; a reshape and a slice
 // of whole rows only re-label their operand's buffer; a transpose that only
 // GEMMs read is folded into them.
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 func.func @train_step(%x: tensor<16x16xf32>) -> tensor<128xf32> {
   // CHECK: float *[[E:v[0-9]+]] = reinterpret_cast<float *>(arena + 0);
   %e = dpc.exp %x : tensor<16x16xf32>

@@ -2,7 +2,7 @@
 
 // A batched product summed over one of its two batch dimensions is not
 // one product over merged rows: it stays batched, then reduced.
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 // CHECK: dpc::cpu::matmul(
 // CHECK: dpc::cpu::reduce
 func.func @train_step(%x: tensor<2x3x8x4xf32> {dpc.input = "x"}, %dy: tensor<2x3x8x6xf32> {dpc.input = "dy"}) -> (tensor<3x4x6xf32> {dpc.output = "dw"}) {

@@ -6,7 +6,7 @@
 // batch's 16 rows, reading x and dy where they lie and writing the
 // gradient: no per-sample products (2 x 4 x 6 floats), no reduction, no
 // transposed copy, and the arena holds nothing.
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 // CHECK-NOT: dpc::cpu::transpose
 // CHECK-NOT: dpc::cpu::reduce
 // CHECK: float *[[DW:v[0-9]+]] = static_cast<float *>(results[0]);

@@ -21,7 +21,8 @@
 // CHECK-NEXT: out[i] = t2;
 // CHECK: } // namespace
 // CHECK-EMPTY:
-// CHECK-NEXT: extern "C" int32_t dpc_program_0(
+// CHECK-NEXT: namespace {
+// CHECK-NEXT: __attribute__((noinline)) int32_t dpc_program_0_part0(
 // CHECK: float *[[M:v[0-9]+]] = reinterpret_cast<float *>(arena + 0);
 // CHECK-NEXT: dpc::cpu::matmul(v0, {4, 8}, false, v1, {8, 16}, false, [[M]], {4, 16});
 // CHECK: float *[[R:v[0-9]+]] = static_cast<float *>(results[0]);

@@ -7,7 +7,7 @@
 // The chain that broadcasts its operand (below) is a loop of its own.
 // CHECK: void dpc_program_0_loop0(
 // CHECK: const float x1 = in1[i1 * 1];
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 func.func @train_step(%g: tensor<4x8xf32>, %b: tensor<8xf32>,
                       %n: tensor<4x8xi64>, %d: tensor<4x8xi64>)
     -> (tensor<f32>, tensor<4xf32>, tensor<8xf32>, tensor<4x8xf32>,

@@ -4,7 +4,7 @@
 // and the sum write at the bucket's offsets, the concatenation copies only
 // the gradient that is also a result, and the all-reduce reduces the bucket
 // where it lies (its input and output are the same buffer).
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 // CHECK: float *[[G0:v[0-9]+]] = reinterpret_cast<float *>(arena + 1024);
 // CHECK-NEXT: dpc::cpu::matmul({{.*}}, [[G0]], {16, 16});
 // CHECK: float *[[G1:v[0-9]+]] = reinterpret_cast<float *>(arena + 2048);

@@ -14,13 +14,7 @@
 // CHECK-LABEL: void dpc_program_0_loop1(float *out, const float *in0, const float *__restrict in1) {
 // CHECK-LABEL: void dpc_program_0_loop2(float *__restrict out, const float *__restrict in0) {
 // CHECK-LABEL: void dpc_program_0_loop3(float *__restrict out, const float *__restrict in0, const float *__restrict in1) {
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
-// CHECK: // results[0] is args[0]: the update is written over its argument.
-// CHECK-NEXT: // results[1] is args[1]: the update is written over its argument.
-// CHECK-NEXT: // results[2] is args[2]: the update is written over its argument.
-// CHECK-NEXT: // results[3] is args[3]: the update is written over its argument.
-// CHECK-NEXT: // results[7] is args[6]: the update is written over its argument.
-// CHECK-NOT: // results[
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 // CHECK: float *[[W:v[0-9]+]] = static_cast<float *>(args[0]);
 // CHECK: float *[[V:v[0-9]+]] = static_cast<float *>(args[1]);
 // CHECK: float *[[Q:v[0-9]+]] = static_cast<float *>(args[2]);
@@ -76,6 +70,15 @@ func.func @train_step(%w: tensor<4x4xf32> {dpc.param = "w"},
   // CHECK-NEXT: if (host->profile)
   // CHECK-NEXT: host->mark(host->self, {{[0-9]+}});
   // CHECK-NEXT: return 0;
+  // The program calling the part says which results are written over
+  // which arguments.
+  // CHECK-LABEL: extern "C" int32_t dpc_program_0(
+  // CHECK: // results[0] is args[0]: the update is written over its argument.
+  // CHECK-NEXT: // results[1] is args[1]: the update is written over its argument.
+  // CHECK-NEXT: // results[2] is args[2]: the update is written over its argument.
+  // CHECK-NEXT: // results[3] is args[3]: the update is written over its argument.
+  // CHECK-NEXT: // results[7] is args[6]: the update is written over its argument.
+  // CHECK-NOT: // results[
   return %nw, %nv, %nq, %nk, %u, %u, %y, %s
       : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>,
         tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<2xf32>

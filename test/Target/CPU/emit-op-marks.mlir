@@ -6,9 +6,7 @@
 // the copy the return makes), after its NaN check, numbered as the manifest's "ops" lists
 // them; the reshape is a view and emits nothing to time. CUDA programs,
 // whose kernels finish after their launch, mark nothing.
-// CHECK: extern "C" int32_t dpc_program_0(
-// CHECK: if (host->profile)
-// CHECK-NEXT: host->mark(host->self, -1);
+// CHECK: int32_t dpc_program_0_part0(
 // CHECK: dpc::cpu::matmul(
 // CHECK-NEXT: if (host->checkFinite
 // CHECK-NEXT: return fail(
@@ -25,6 +23,12 @@
 // CHECK-NEXT: if (host->profile)
 // CHECK-NEXT: host->mark(host->self, 2);
 // CHECK-NEXT: return 0;
+// The program marks its start before calling its parts.
+// CHECK: extern "C" int32_t dpc_program_0(
+// CHECK: if (host->profile)
+// CHECK-NEXT: host->mark(host->self, -1);
+// CHECK: if (int32_t status = dpc_program_0_part0(host, args, results, arena, dpc_tickets))
+// CHECK-NEXT: return status;
 
 // CUDA-NOT: host->mark
 // CUDA-NOT: host->profile

@@ -5,7 +5,7 @@
 // gradient reads the forward's transposed weight transposed back. Both
 // become single GEMMs reading their operands transposed where needed: no
 // transposed copy is made, and the arena holds nothing.
-// CHECK-LABEL: extern "C" int32_t dpc_program_0(
+// CHECK-LABEL: int32_t dpc_program_0_part0(
 // CHECK-NOT: dpc::cpu::transpose
 // CHECK: float *[[DW:v[0-9]+]] = static_cast<float *>(results[0]);
 // CHECK-NEXT: dpc::cpu::matmul(v1, {8, 6}, true, v0, {8, 4}, false, [[DW]], {6, 4});

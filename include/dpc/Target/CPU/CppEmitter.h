@@ -68,14 +68,20 @@ struct EmittedProgram {
 /// The includes and helpers every emitted file starts with.
 void emitCppPrologue(llvm::raw_ostream &os,
                      EmitTarget target = EmitTarget::Cpu);
+/// The library's dpc_program_abi_version, once per library.
+void emitCppAbiVersion(llvm::raw_ostream &os);
 
 /// Writes `func` (one block, no calls) as the extern "C" function
-/// `symbol`. Fails with a diagnostic on an op the target does not
-/// compile.
-LogicalResult emitCppProgram(func::FuncOp func, StringRef symbol,
-                             GroupTable &groups, llvm::raw_ostream &os,
-                             EmittedProgram &info,
-                             EmitTarget target = EmitTarget::Cpu);
+/// `symbol`. A CPU program is cut into functions of a few thousand lines
+/// each, called in turn; with `separateParts` each goes there as a
+/// translation unit of its own (to follow the prologue), so that they
+/// compile in parallel. Fails with a diagnostic on an op the target does
+/// not compile.
+LogicalResult
+emitCppProgram(func::FuncOp func, StringRef symbol, GroupTable &groups,
+               llvm::raw_ostream &os, EmittedProgram &info,
+               EmitTarget target = EmitTarget::Cpu,
+               SmallVectorImpl<std::string> *separateParts = nullptr);
 
 } // namespace mlir::dpc
 
