@@ -254,14 +254,13 @@ private:
   llvm::DenseMap<Value, std::string> tickets;
   unsigned nextName = 0, nextTicket = 0;
 
-  /// The CPU program is cut into part functions of about kPartBytes of
-  /// code each, called in turn: GCC compiles one function of a whole step
-  /// in superlinear time. Every value's pointer is made from the
-  /// arguments, the results and the arena, so a part declares again the
-  /// pointers of earlier parts it reads (and those they are views of);
-  /// tickets live in the caller's array.
+  /// The program is cut into part functions of about kPartBytes of code
+  /// each, called in turn: GCC compiles one function of a whole step in
+  /// superlinear time. Every value's pointer is made from the arguments,
+  /// the results and the arena (or a constant's data), so a part declares
+  /// again the pointers of earlier parts it reads (and those they are
+  /// views of); tickets live in the caller's array.
   static constexpr size_t kPartBytes = 64 * 1024;
-  bool isSplit() const { return !isCuda(); }
   /// Writes `text`, the declaration of `value`'s pointer (in terms of
   /// `from`'s, where it is a view), and records it for later parts.
   void declare(Value value, const std::string &text, Value from = nullptr);
@@ -279,8 +278,7 @@ private:
 } // namespace
 
 std::string ProgramEmitter::name(Value value) {
-  if (isSplit())
-    readInPart.insert(value);
+  readInPart.insert(value);
   auto it = names.find(value);
   if (it != names.end())
     return it->second;
@@ -343,8 +341,6 @@ void ProgramEmitter::declareResults(Operation *op) {
 
 void ProgramEmitter::declare(Value value, const std::string &text, Value from) {
   os << text;
-  if (!isSplit())
-    return;
   declarations[value] = {text, from};
   declaredInPart.insert(value);
 }
@@ -462,8 +458,8 @@ LogicalResult ProgramEmitter::emitConstant(ConstantOp op) {
     for (int64_t i = 0; i < count; ++i)
       globals << (i ? ", " : "") << literal(valueAt(i), cType);
     globals << "};\n";
-    os << "  " << cType << " *" << name(result)
-       << " = dpc::cuda::getDataAddress(" << data << ");\n";
+    declare(result, "  " + cType + " *" + name(result) +
+                        " = dpc::cuda::getDataAddress(" + data + ");\n");
     return success();
   }
   std::string text;
@@ -826,11 +822,9 @@ LogicalResult ProgramEmitter::emitCollective(Operation *op) {
     elementIndex = 0;
   declareResults(op);
   std::string ticket = "ticket" + std::to_string(nextTicket);
-  // Split programs keep tickets in the caller's array: a part may wait
-  // for what an earlier one started.
-  std::string started =
-      isSplit() ? "dpc_tickets[" + std::to_string(nextTicket) + "]" : ticket;
-  ++nextTicket;
+  // Tickets are kept in the program's array: a part may wait for what an
+  // earlier one started.
+  std::string started = "dpc_tickets[" + std::to_string(nextTicket++) + "]";
   if (kind != Send)
     tickets[op->getResult(0)] = started;
   os << "  static const int64_t " << ticket
@@ -842,12 +836,10 @@ LogicalResult ProgramEmitter::emitCollective(Operation *op) {
      << (kind == Send ? "nullptr" : name(op->getResult(0))) << ", " << ticket
      << "_shape, " << getShape(data).size() << ", " << dim << ", " << concatDim
      << ", " << shift << ", " << describe(op) << "};\n";
-  if (isCuda())
-    os << "  const int64_t " << ticket << " = dpc::cuda::startCollective(ctx, &"
-       << ticket << "_call);\n";
-  else
-    os << "  " << (isSplit() ? "" : "const int64_t ") << started
-       << " = host->start(host->self, &" << ticket << "_call);\n";
+  os << "  " << started << " = "
+     << (isCuda() ? "dpc::cuda::startCollective(ctx, &"
+                  : "host->start(host->self, &")
+     << ticket << "_call);\n";
   os << "  if (" << started << " < 0)\n    return 1;\n";
   if (!op->hasAttr("async"))
     os << "  if (" << waitFor(started) << " != 0)\n"
@@ -1336,10 +1328,8 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
   if (!isCuda())
     entry << "  if (host->profile)\n    host->mark(host->self, -1);\n";
   if (isCuda())
-    os << "  dpc::cuda::Context *ctx = dpc::cuda::getContext(host);\n"
-          "  if (!ctx)\n    return 1;\n"
-          "  dpc::cuda::FaultRecord *faults = ctx->faults;\n"
-          "  (void)faults;\n";
+    entry << "  dpc::cuda::Context *ctx = dpc::cuda::getContext(host);\n"
+             "  if (!ctx)\n    return 1;\n";
   for (auto [index, updated] : llvm::enumerate(updatedArguments))
     if (updated)
       entry << "  // results[" << index << "] is args[" << *updated
@@ -1384,65 +1374,63 @@ LogicalResult ProgramEmitter::emit(StringRef symbolName) {
     // storage: nothing to time.
     if (bodyText.size() != before && (!isView(&op) || isa<WaitOp>(op)))
       emitMark(&op);
-    if (isSplit() && bodyText.size() >= kPartBytes)
+    if (bodyText.size() >= kPartBytes)
       closePart();
   }
-  if (isSplit()) {
-    closePart();
-    // The parts, then the program calling them in turn.
-    entry << "  int64_t dpc_tickets[" << std::max(1u, nextTicket) << "];\n";
-    for (auto [index, part] : llvm::enumerate(parts)) {
-      std::string function = symbol + "_part" + std::to_string(index);
-      std::string signature =
-          "int32_t " + function +
-          "(DpcHost *host, void *const *args, void *const *results, char "
-          "*arena, int64_t *dpc_tickets)";
-      std::string text;
-      llvm::raw_string_ostream unit(text);
-      if (!part.globals.empty())
-        unit << "namespace {\n" << part.globals << "} // namespace\n\n";
-      // Apart, a part is a hidden symbol of the library, declared where
-      // it is called.
-      unit << (separateParts ? "__attribute__((visibility(\"hidden\"), "
-                               "noinline)) "
-                             : "namespace {\n__attribute__((noinline)) ")
-           << signature << " {\n"
-           << "  (void)host;\n  (void)args;\n  (void)results;\n"
-           << "  (void)arena;\n  (void)dpc_tickets;\n"
-           << part.body << "  return 0;\n}\n"
-           << (separateParts ? "\n" : "} // namespace\n\n");
-      if (separateParts) {
-        out << "__attribute__((visibility(\"hidden\"))) " << signature << ";\n";
-        separateParts->push_back(std::move(text));
-      } else {
-        out << text;
-      }
-      entry << "  if (int32_t status = " << function
-            << "(host, args, results, arena, dpc_tickets))\n"
-            << "    return status;\n";
+  closePart();
+  // The parts, then the program calling them in turn.
+  entry << "  int64_t dpc_tickets[" << std::max(1u, nextTicket) << "];\n";
+  for (auto [index, part] : llvm::enumerate(parts)) {
+    std::string function = symbol + "_part" + std::to_string(index);
+    std::string signature =
+        "int32_t " + function +
+        "(DpcHost *host, void *const *args, void *const *results, char "
+        "*arena, int64_t *dpc_tickets" +
+        (isCuda() ? ", dpc::cuda::Context *ctx)" : ")");
+    std::string text;
+    llvm::raw_string_ostream unit(text);
+    if (!part.globals.empty())
+      unit << "namespace {\n" << part.globals << "} // namespace\n\n";
+    // Apart, a part is a hidden symbol of the library, declared where
+    // it is called.
+    unit << (separateParts ? "__attribute__((visibility(\"hidden\"), "
+                             "noinline)) "
+                           : "namespace {\n__attribute__((noinline)) ")
+         << signature << " {\n"
+         << "  (void)host;\n  (void)args;\n  (void)results;\n"
+         << "  (void)arena;\n  (void)dpc_tickets;\n"
+         << (isCuda() ? "  dpc::cuda::FaultRecord *faults = ctx->faults;\n"
+                        "  (void)faults;\n"
+                      : "")
+         << part.body << "  return 0;\n}\n"
+         << (separateParts ? "\n" : "} // namespace\n\n");
+    if (separateParts) {
+      out << "__attribute__((visibility(\"hidden\"))) " << signature << ";\n";
+      separateParts->push_back(std::move(text));
+    } else {
+      out << text;
     }
-    if (separateParts)
-      out << "\n";
-    out << entryText << "  return 0;\n}\n\n";
-    out << "extern \"C\" int64_t " << symbol << "_arena_bytes() { return "
-        << plan.arenaBytes << "; }\n\n";
-    return success();
+    entry << "  if (int32_t status = " << function
+          << "(host, args, results, arena, dpc_tickets"
+          << (isCuda() ? ", ctx" : "") << "))\n"
+          << "    return status;\n";
   }
+  if (separateParts)
+    out << "\n";
   if (isCuda()) {
     // Kernels fault on the device; the step's end reports the first.
-    globals << "const char *const " << symbol << "_ops[] = {";
+    out << "namespace {\nconst char *const " << symbol << "_ops[] = {";
     for (auto [index, description] : llvm::enumerate(opDescriptions))
-      globals << (index ? ",\n    " : "\n    ") << description;
-    globals << (opDescriptions.empty() ? "nullptr};\n\n" : "};\n\n");
-    os << "  return dpc::cuda::finish(ctx, " << symbol << "_ops);\n}\n\n";
+      out << (index ? ",\n    " : "\n    ") << description;
+    out << (opDescriptions.empty() ? "nullptr};\n" : "};\n")
+        << "} // namespace\n\n";
+    out << entryText << "  return dpc::cuda::finish(ctx, " << symbol
+        << "_ops);\n}\n\n";
   } else {
-    os << "  return 0;\n}\n\n";
+    out << entryText << "  return 0;\n}\n\n";
   }
-  os << "extern \"C\" int64_t " << symbol << "_arena_bytes() { return "
-     << plan.arenaBytes << "; }\n\n";
-  if (!globalText.empty())
-    out << "namespace {\n" << globalText << "} // namespace\n\n";
-  out << entryText << bodyText;
+  out << "extern \"C\" int64_t " << symbol << "_arena_bytes() { return "
+      << plan.arenaBytes << "; }\n\n";
   return success();
 }
 

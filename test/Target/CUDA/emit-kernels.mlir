@@ -9,12 +9,8 @@
 // waiting for the device and reporting the first fault.
 // CHECK: #include "dpc/Runtime/Cuda/Kernels.h"
 // CHECK: DPC_DEVICE_DATA const int64_t dpc_program_0_[[C:v[0-9]+]]_data[2] = {int64_t(1LL), int64_t(0LL)};
-// CHECK: const char *const dpc_program_0_ops[] = {
-// CHECK-NEXT: "dpc.add at
-// CHECK-NEXT: "dpc.softmax at
-// CHECK-NEXT: "dpc.gather at
-// CHECK: extern "C" int32_t dpc_program_0(
-// CHECK: dpc::cuda::Context *ctx = dpc::cuda::getContext(host);
+// CHECK: int32_t dpc_program_0_part0({{.*}}, dpc::cuda::Context *ctx) {
+// CHECK: dpc::cuda::FaultRecord *faults = ctx->faults;
 func.func @train_step(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>) {
   // CHECK: dpc::cuda::forEach(ctx, 16, DPC_KERNEL(int64_t i) {
   // CHECK: {{\[\[maybe_unused\]\]}} const int64_t i1 = rest % 8;
@@ -34,6 +30,13 @@ func.func @train_step(%x: tensor<2x8xf32>, %b: tensor<8xf32>) -> (tensor<2x8xf32
   %i = dpc.constant dense<[1, 0]> : tensor<2xi64>
   // CHECK: dpc::cuda::gather(ctx, 2, {{v[0-9]+}}, {2, 8}, [[I]], {2}, 0, {{v[0-9]+}});
   %g = dpc.gather %p[%i] {axis = 0 : i64} : (tensor<2x8xf32>, tensor<2xi64>) -> tensor<2x8xf32>
+  // CHECK: const char *const dpc_program_0_ops[] = {
+  // CHECK-NEXT: "dpc.add at
+  // CHECK-NEXT: "dpc.softmax at
+  // CHECK-NEXT: "dpc.gather at
+  // CHECK: extern "C" int32_t dpc_program_0(
+  // CHECK: dpc::cuda::Context *ctx = dpc::cuda::getContext(host);
+  // CHECK: if (int32_t status = dpc_program_0_part0(host, args, results, arena, dpc_tickets, ctx))
   // CHECK: return dpc::cuda::finish(ctx, dpc_program_0_ops);
   return %g, %p : tensor<2x8xf32>, tensor<2x8xf32>
 }

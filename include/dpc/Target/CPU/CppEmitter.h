@@ -72,10 +72,10 @@ void emitCppPrologue(llvm::raw_ostream &os,
 void emitCppAbiVersion(llvm::raw_ostream &os);
 
 /// Writes `func` (one block, no calls) as the extern "C" function
-/// `symbol`. A CPU program is cut into functions of a few thousand lines
-/// each, called in turn; with `separateParts` each goes there as a
-/// translation unit of its own (to follow the prologue), so that they
-/// compile in parallel. Fails with a diagnostic on an op the target does
+/// `symbol`. The program is cut into functions of a few thousand lines
+/// each, called in turn; with `separateParts` (CPU only) each goes there
+/// as a translation unit of its own (to follow the prologue), so that
+/// they compile in parallel. Fails with a diagnostic on an op the target does
 /// not compile.
 LogicalResult
 emitCppProgram(func::FuncOp func, StringRef symbol, GroupTable &groups,
