@@ -401,6 +401,17 @@ def test_exposed_gradient_reduction_is_what_the_program_leaves(gpt4, tmp_path):
     assert sync - behind_all == pytest.approx(2 * (sync1 - exposed1), rel=1e-6)
 
 
+def _fp32_step(tmp_path):
+    """The fp32 AdamW training step of the small GPT, as IR."""
+    if not os.path.exists(DPC_OPT):
+        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
+    onnx_path, step = str(tmp_path / "gpt.onnx"), str(tmp_path / "gpt.mlir")
+    gpt_onnx.write(gpt_onnx.GptConfig(layers=4, **SMALL), onnx_path)
+    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
+                    "-o", step], check=True)
+    return step
+
+
 @pytest.mark.parametrize("flags, auto", [([], "none"), (["--dp=16"], "bf16")])
 def test_planner_chooses_compression_when_allowed(tmp_path, flags, auto):
     """--grad-compression=auto lets the planner send the gradients in bf16
@@ -412,12 +423,7 @@ def test_planner_chooses_compression_when_allowed(tmp_path, flags, auto):
     dp16 it is taken (0.9354 against 1.579 ms); a list with top-k takes
     top-k (0.53 and 0.62 ms). Before, auto was refused as not a
     compression."""
-    if not os.path.exists(DPC_OPT):
-        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
-    onnx_path, step = str(tmp_path / "gpt.onnx"), str(tmp_path / "gpt.mlir")
-    gpt_onnx.write(gpt_onnx.GptConfig(layers=4, **SMALL), onnx_path)
-    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
-                    "-o", step], check=True)
+    step = _fp32_step(tmp_path)
 
     def plan(compression):
         report = str(tmp_path / (compression.replace(":", "-").replace(",", "_") + ".json"))
@@ -457,12 +463,7 @@ def test_compressed_gradients_are_priced(tmp_path):
     fraction under top-k (1% of the entries, with their i64 indices), and
     its gradient reduction takes accordingly less time. Before, every plan
     was priced as if the gradients were sent whole."""
-    if not os.path.exists(DPC_OPT):
-        pytest.skip("dpc-opt is not built at %s" % DPC_OPT)
-    onnx_path, step = str(tmp_path / "gpt.onnx"), str(tmp_path / "gpt.mlir")
-    gpt_onnx.write(gpt_onnx.GptConfig(layers=4, **SMALL), onnx_path)
-    subprocess.run([DPC_OPT, onnx_path, "--train", "--loss-output=loss", "--optimizer=adamw",
-                    "-o", step], check=True)
+    step = _fp32_step(tmp_path)
     plans = {}
     for compression in ("none", "bf16", "topk:0.01"):
         report = str(tmp_path / (compression.replace(":", "-") + ".json"))
