@@ -230,6 +230,14 @@ static llvm::cl::opt<bool> cudaEmulation(
                    "GPU; for testing the generated code"),
     llvm::cl::init(false));
 
+static llvm::cl::list<std::string> cudaArchs(
+    "cuda-arch", llvm::cl::cat(planCategory), llvm::cl::CommaSeparated,
+    llvm::cl::desc("With --emit=cuda: the GPUs nvcc compiles for, as "
+                   "compute capabilities without the dot (default 80,90: "
+                   "A100, H100 and H200, with PTX of the last for later "
+                   "GPUs); fewer compile faster"),
+    llvm::cl::value_desc("CC,..."));
+
 static llvm::cl::opt<std::string> cpuArch(
     "cpu-arch", llvm::cl::cat(planCategory), llvm::cl::init("native"),
     llvm::cl::desc("With --emit=cpu: the CPU the library is compiled for, "
@@ -436,6 +444,8 @@ static LogicalResult runDriver(StringRef inputPath, StringRef outputPath,
       artifactOptions.target = mlir::dpc::EmitTarget::Cuda;
     artifactOptions.emulate = cudaEmulation;
     artifactOptions.cpuArch = cpuArch;
+    if (!cudaArchs.empty())
+      artifactOptions.cudaArchs.assign(cudaArchs.begin(), cudaArchs.end());
     return mlir::dpc::writeCpuArtifact(*module, outputPath, artifactOptions);
   }
   std::string error;
@@ -528,6 +538,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "dpc-opt: --emit=" << emitKind
                  << " writes an artifact directory: give it with -o DIR (and "
                     "not --plan-only)\n";
+    return EXIT_FAILURE;
+  }
+  if (!cudaArchs.empty() && emitKind != "cuda") {
+    llvm::errs() << "dpc-opt: --cuda-arch applies to --emit=cuda only\n";
     return EXIT_FAILURE;
   }
   if (cudaEmulation && emitKind != "cuda") {

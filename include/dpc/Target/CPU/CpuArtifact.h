@@ -43,6 +43,10 @@ struct CpuArtifactOptions {
   /// CPU, or CUDA (model.cu compiled by nvcc: $NVCC, else the toolkit
   /// found at configure time).
   EmitTarget target = EmitTarget::Cpu;
+  /// For CUDA: the GPU architectures nvcc compiles for, as compute
+  /// capabilities without the dot (80: A100, 90: H100 and H200), with the
+  /// PTX of the last for later GPUs.
+  std::vector<std::string> cudaArchs = {"80", "90"};
   /// For CUDA: compile model.cu with the host C++ compiler and
   /// DPC_CUDA_EMULATION instead, into a library dpc-run runs on the CPU
   /// (testing the generated program where there is no GPU).
