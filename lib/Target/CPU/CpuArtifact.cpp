@@ -250,19 +250,25 @@ std::string getCompiler(const CpuArtifactOptions &options) {
 
 /// Runs the compiler command `args`, its output in `log`; on failure, an
 /// error with the log's end.
+/// The error of a compile of the `what` library that failed (`error`:
+/// why it could not run, if it could not), with the end of its `log`.
+LogicalResult reportCompileFailure(Location loc, StringRef what,
+                                   const std::string &error, StringRef log) {
+  auto text = llvm::MemoryBuffer::getFile(log);
+  return emitError(loc) << "compiling the " << what << " library failed"
+                        << (error.empty() ? "" : ": " + error) << "\n"
+                        << (text ? (*text)->getBuffer().take_back(4000)
+                                 : StringRef());
+}
+
 LogicalResult runCompiler(Location loc, ArrayRef<StringRef> args, StringRef log,
                           StringRef what) {
   std::optional<StringRef> redirects[] = {std::nullopt, log, log};
   std::string error;
   int status = llvm::sys::ExecuteAndWait(args.front(), args, std::nullopt,
                                          redirects, 0, 0, &error);
-  if (status != 0) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    return emitError(loc) << "compiling the " << what << " library failed"
-                          << (error.empty() ? "" : ": " + error) << "\n"
-                          << (text ? (*text)->getBuffer().take_back(4000)
-                                   : StringRef());
-  }
+  if (status != 0)
+    return reportCompileFailure(loc, what, error, log);
   return success();
 }
 
@@ -308,6 +314,7 @@ LogicalResult compileCudaLibrary(Location loc, StringRef dir,
   llvm::sys::path::append(log, "compile.log");
   // The emulated build is for checking the generated code's arithmetic,
   // never timed: -O1 halves its compile (resnet18's 66 s to 29 s).
+  // `args` refers to the -gencode values, kept alive beside it.
   std::vector<std::string> gencodes;
   SmallVector<StringRef> args = {*program, "-std=c++17",
                                  options.emulate ? "-O1" : "-O3", "-shared",
@@ -394,13 +401,6 @@ LogicalResult compileCpuLibrary(Location loc, StringRef dir,
   for (const std::string &source : sources)
     jobs.push_back(
         {inDir(source), inDir(source + ".o"), inDir(source + ".log"), {}});
-  auto failedWith = [&](const std::string &log, const std::string &error) {
-    auto text = llvm::MemoryBuffer::getFile(log);
-    return emitError(loc) << "compiling the CPU library failed"
-                          << (error.empty() ? "" : ": " + error) << "\n"
-                          << (text ? (*text)->getBuffer().take_back(4000)
-                                   : StringRef());
-  };
   // -O3 and the target's vector width vectorize the fused loops (and the
   // exp and erf of SimdMath.h inside them); -fno-trapping-math lets the
   // NaN tests of max, relu and exp be selects rather than branches, which
@@ -435,7 +435,7 @@ LogicalResult compileCpuLibrary(Location loc, StringRef dir,
          ++next) {
       std::string error;
       if (!start(jobs[next], error))
-        result = failedWith(jobs[next].log, error);
+        result = reportCompileFailure(loc, "CPU", error, jobs[next].log);
     }
     if (waited >= next)
       break;
@@ -443,7 +443,7 @@ LogicalResult compileCpuLibrary(Location loc, StringRef dir,
     llvm::sys::ProcessInfo done =
         llvm::sys::Wait(jobs[waited].process, std::nullopt, &error);
     if (done.ReturnCode != 0 && result.succeeded())
-      result = failedWith(jobs[waited].log, error);
+      result = reportCompileFailure(loc, "CPU", error, jobs[waited].log);
   }
   if (failed(result))
     return failure();
@@ -455,7 +455,7 @@ LogicalResult compileCpuLibrary(Location loc, StringRef dir,
                DPC_OPENBLAS_LIBRARY, DPC_DNNL_LIBRARY, "-lz"});
   if (failed(runCompiler(loc, args, inDir("compile.log"), "CPU")))
     return failure();
-  // Only the library stays; a failed build keeps everything to look at.
+  // Only the library stays.
   for (const Job &job : jobs) {
     llvm::sys::fs::remove(job.object);
     llvm::sys::fs::remove(job.log);
