@@ -17,8 +17,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "dpc/Runtime/MeshCommunicator.h"
-#include "SchedulerSlice.h"
 #include "TcpStoreAdapter.h"
+#include "dpc/Runtime/SchedulerSlice.h"
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>

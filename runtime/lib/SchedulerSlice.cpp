@@ -1,6 +1,6 @@
 //===- SchedulerSlice.cpp - Short scheduler slices for communication -----===//
 
-#include "SchedulerSlice.h"
+#include "dpc/Runtime/SchedulerSlice.h"
 
 #include <linux/sched.h>
 #include <linux/sched/types.h>

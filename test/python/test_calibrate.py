@@ -63,6 +63,11 @@ def test_figures_are_those_of_a_cpu_core(calibrated):
     efficiency = cluster["efficiency"]
     assert 0.2 < efficiency["compute"] <= 1, efficiency
     assert efficiency["memory"] == efficiency["communication"] == 1
+    # The part of a bulk all-reduce's time that hides behind GEMMs on the
+    # ranks' own cores: a fraction, said alike in the summary.
+    assert 0 <= efficiency["overlap"] <= 1, efficiency
+    hidden = float(re.search(r"overlap: +(\d+)% of a bulk all-reduce", summary).group(1))
+    assert hidden == pytest.approx(100 * efficiency["overlap"], abs=0.51)
     share = float(re.search(r"a training step's GEMMs (\d+)% of f32's", summary).group(1))
     assert share == pytest.approx(100 * efficiency["compute"], abs=0.51)
 

@@ -8,6 +8,8 @@
 //   memory bandwidth  best STREAM triad, slowest rank
 //   intra-node link   alpha-beta fit of Gloo's ring all-reduce
 //   inter-node link   the cpu-host preset's (one host has no second node)
+//   overlap           bulk all-reduces on a communication thread beside
+//                     GEMMs on the main one, against each alone
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,7 @@
 #include "dpc/Runtime/FileIO.h"
 #include "dpc/Runtime/GlooCommunicator.h"
 #include "dpc/Runtime/LocalRanks.h"
+#include "dpc/Runtime/SchedulerSlice.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -34,7 +37,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace mlir;
@@ -74,6 +79,13 @@ struct Plan {
   /// Untimed and timed all-reduces of each size.
   int warmups;
   int iterations;
+  /// The overlap probe: all-reduces of `overlapBytes`, `overlapAllReduces`
+  /// of them a run, beside GEMMs of `overlapGemm`; the median of
+  /// `overlapTrials` runs.
+  size_t overlapBytes;
+  int overlapAllReduces;
+  GemmShape overlapGemm;
+  int overlapTrials;
   /// When the parent stops waiting for the ranks.
   std::chrono::seconds deadline;
 };
@@ -99,6 +111,12 @@ static Plan getPlan(bool quick) {
   plan.communicatorWarmups = quick ? 50 : 200;
   plan.warmups = quick ? 2 : 3;
   plan.iterations = quick ? 10 : 25;
+  // Gradient buckets are megabytes: bandwidth-bound all-reduces, as long as
+  // the GEMMs beside them (a tall forward GEMM of a layer, ~2 ms on a core).
+  plan.overlapBytes = 4 << 20;
+  plan.overlapAllReduces = quick ? 16 : 48;
+  plan.overlapGemm = getTrainingGemmShapes(512).front();
+  plan.overlapTrials = quick ? 3 : 5;
   // Well past a normal run (about 2 s quick, 12 s otherwise) and past the
   // ranks' own communicator timeout.
   plan.deadline = std::chrono::seconds(quick ? 60 : 120);
@@ -117,6 +135,8 @@ struct RankMeasurements {
   double gemmF32Training = 0.0;
   double gemmF64 = 0.0;
   double triad = 0.0;
+  /// The part of the all-reduces' time that ran hidden behind the GEMMs.
+  double overlap = 0.0;
   /// Seconds of each timed all-reduce: size-major, then iteration.
   std::vector<double> allReduceSeconds;
 };
@@ -125,7 +145,7 @@ struct RankMeasurements {
 /// The measurements as raw doubles, for the pipe to the parent.
 static std::string encode(const RankMeasurements &m) {
   std::vector<double> values = {m.gemmF32, m.gemmF64, m.triad,
-                                m.gemmF32Training};
+                                m.gemmF32Training, m.overlap};
   values.insert(values.end(), m.allReduceSeconds.begin(),
                 m.allReduceSeconds.end());
   return std::string(reinterpret_cast<const char *>(values.data()),
@@ -135,16 +155,89 @@ static std::string encode(const RankMeasurements &m) {
 static bool decode(const std::string &bytes, const Plan &plan,
                    RankMeasurements &m) {
   size_t timings = plan.allReduceBytes.size() * plan.iterations;
-  if (bytes.size() != (4 + timings) * sizeof(double))
+  constexpr size_t kFigures = 5;
+  if (bytes.size() != (kFigures + timings) * sizeof(double))
     return false;
-  std::vector<double> values(4 + timings);
+  std::vector<double> values(kFigures + timings);
   std::memcpy(values.data(), bytes.data(), bytes.size());
   m.gemmF32 = values[0];
   m.gemmF64 = values[1];
   m.triad = values[2];
   m.gemmF32Training = values[3];
-  m.allReduceSeconds.assign(values.begin() + 4, values.end());
+  m.overlap = values[4];
+  m.allReduceSeconds.assign(values.begin() + kFigures, values.end());
   return true;
+}
+
+/// How much of a collective's time hides behind compute on this host.
+/// dpc-run's ranks run their collectives on communication threads beside
+/// the compute thread; where a rank has one core, the collectives' copies,
+/// reductions and socket work take it from the compute. Each trial times
+/// bulk all-reduces alone, GEMMs of about as long alone, and both at once
+/// (the all-reduces on a thread with the communication threads' scheduler
+/// slice); the overlap is what running them together saved, over the
+/// shorter of the two: 1 when it hid entirely, 0 when the two took as long
+/// as one after the other. Every rank runs the same collectives; returns
+/// the median over trials, or nothing when a collective failed.
+static std::optional<double> measureOverlap(::dpc::GlooCommunicator &comm,
+                                            const Plan &plan,
+                                            std::string &error) {
+  std::vector<float> data(plan.overlapBytes / sizeof(float), 1.0f);
+  auto allReduces = [&] {
+    ::dpc::Status status = ::dpc::Status::success();
+    for (int i = 0; i < plan.overlapAllReduces && status.isSuccess(); ++i)
+      status = comm.allReduceSum(data.data(), data.size());
+    return status;
+  };
+  GemmRunner gemm(plan.overlapGemm);
+  gemm.run();
+  double gemmSeconds = getMonotonicSeconds();
+  gemm.run();
+  gemmSeconds = getMonotonicSeconds() - gemmSeconds;
+
+  std::vector<double> overlaps;
+  for (int trial = 0; trial < plan.overlapTrials; ++trial) {
+    ::dpc::Status status = comm.barrier();
+    double begin = getMonotonicSeconds();
+    if (status.isSuccess())
+      status = allReduces();
+    double communication = getMonotonicSeconds() - begin;
+    if (status.isError()) {
+      error = "all-reduce beside compute: " + status.getMessage();
+      return std::nullopt;
+    }
+    int64_t gemms = std::max<int64_t>(
+        1, static_cast<int64_t>(std::lround(communication / gemmSeconds)));
+    begin = getMonotonicSeconds();
+    for (int64_t i = 0; i < gemms; ++i)
+      gemm.run();
+    double compute = getMonotonicSeconds() - begin;
+
+    if (::dpc::Status barrier = comm.barrier(); barrier.isError()) {
+      error = "barrier: " + barrier.getMessage();
+      return std::nullopt;
+    }
+    begin = getMonotonicSeconds();
+    double communicationEnd = begin;
+    std::thread communicator([&] {
+      ::dpc::setSchedulerSlice(::dpc::kCommunicationSliceNs);
+      status = allReduces();
+      communicationEnd = getMonotonicSeconds();
+    });
+    for (int64_t i = 0; i < gemms; ++i)
+      gemm.run();
+    double computeEnd = getMonotonicSeconds();
+    communicator.join();
+    if (status.isError()) {
+      error = "all-reduce beside compute: " + status.getMessage();
+      return std::nullopt;
+    }
+    double both = std::max(computeEnd, communicationEnd) - begin;
+    double saved = communication + compute - both;
+    overlaps.push_back(
+        std::clamp(saved / std::min(communication, compute), 0.0, 1.0));
+  }
+  return median(std::move(overlaps));
 }
 
 /// The body of rank `rank`: connect, run every probe in step with the other
@@ -163,8 +256,13 @@ static bool measureRank(int rank, const CalibrationOptions &options,
     for (;;)
       ::pause();
   std::unique_ptr<::dpc::GlooCommunicator> comm;
+  // Gloo's event loop thread, which receives every message, inherits the
+  // slice dpc-run gives it.
+  bool shortSlice = ::dpc::setSchedulerSlice(::dpc::kCommunicationSliceNs);
   ::dpc::Status status = ::dpc::GlooCommunicator::connect(
       rank, options.ranks, storeDir, "127.0.0.1", kCommunicatorTimeout, comm);
+  if (shortSlice)
+    ::dpc::setSchedulerSlice(0);
   if (status.isError())
     return failRank("cannot connect over Gloo: " + status.getMessage());
   auto barrier = [&] {
@@ -222,6 +320,11 @@ static bool measureRank(int rank, const CalibrationOptions &options,
         m.allReduceSeconds.push_back(seconds);
     }
   }
+  std::string error;
+  std::optional<double> overlap = measureOverlap(*comm, plan, error);
+  if (!overlap)
+    return failRank(error);
+  m.overlap = *overlap;
   result = encode(m);
   return true;
 }
@@ -356,6 +459,8 @@ static Cluster buildCluster(ArrayRef<RankMeasurements> ranks,
     c.efficiency.compute = std::min(
         1.0,
         roundToSignificant(slowest(&RankMeasurements::gemmF32Training) / peak));
+  // The rank that hid least: a synchronous step waits for it.
+  c.efficiency.overlap = slowest(&RankMeasurements::overlap);
   return c;
 }
 
@@ -414,6 +519,10 @@ static void printSummary(const Cluster &c, const Plan &plan, const RingFit &fit,
                << fixed(c.intraNode.bandwidth / 1e9, 2)
                << " GB/s per link (model off by "
                << fixed(fit.rmsRelativeError * 100, 0) << "% rms over sizes)\n"
+               << "  overlap:                    "
+               << fixed(c.efficiency.overlap * 100, 0)
+               << "% of a bulk all-reduce's time hides behind GEMMs on the "
+                  "same core\n"
                << "  inter-node link: the cpu-host preset's, not measured\n";
 }
 

@@ -99,29 +99,40 @@ SmallVector<GemmShape> mlir::dpc::getTrainingGemmShapes(int64_t tokens) {
   return shapes;
 }
 
+GemmRunner::GemmRunner(const GemmShape &shape)
+    : shape(shape), a(static_cast<size_t>(shape.m * shape.k)),
+      b(static_cast<size_t>(shape.k * shape.n)),
+      c(static_cast<size_t>(shape.m * shape.n)) {
+  // Stored as op(a) and op(b) are read: a is k x m when transposed. Values
+  // of order one, so that no operand is denormal or zero.
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = 1.0f + static_cast<float>(i % 7) / 8;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = 1.0f - static_cast<float>(i % 5) / 8;
+}
+
+void GemmRunner::run() {
+  int64_t lda = shape.transposeA ? shape.m : shape.k;
+  int64_t ldb = shape.transposeB ? shape.k : shape.n;
+  cblas_sgemm(CblasRowMajor, shape.transposeA ? CblasTrans : CblasNoTrans,
+              shape.transposeB ? CblasTrans : CblasNoTrans, shape.m, shape.n,
+              shape.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f, c.data(),
+              shape.n);
+  clobberMemory(c.data());
+}
+
+double GemmRunner::getFlops() const {
+  return 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
+         static_cast<double>(shape.k);
+}
+
 double mlir::dpc::measureMedianGemmFlops(ArrayRef<GemmShape> shapes,
                                          double secondsPerShape) {
   std::vector<double> rates;
   for (const GemmShape &shape : shapes) {
-    // Stored as op(a) and op(b) are read: a is k x m when transposed.
-    std::vector<float> a(static_cast<size_t>(shape.m * shape.k)),
-        b(static_cast<size_t>(shape.k * shape.n)),
-        c(static_cast<size_t>(shape.m * shape.n));
-    for (size_t i = 0; i < a.size(); ++i)
-      a[i] = 1.0f + static_cast<float>(i % 7) / 8;
-    for (size_t i = 0; i < b.size(); ++i)
-      b[i] = 1.0f - static_cast<float>(i % 5) / 8;
-    int64_t lda = shape.transposeA ? shape.m : shape.k;
-    int64_t ldb = shape.transposeB ? shape.k : shape.n;
-    double best = timeBestOf(secondsPerShape, [&] {
-      cblas_sgemm(CblasRowMajor, shape.transposeA ? CblasTrans : CblasNoTrans,
-                  shape.transposeB ? CblasTrans : CblasNoTrans, shape.m,
-                  shape.n, shape.k, 1.0f, a.data(), lda, b.data(), ldb, 0.0f,
-                  c.data(), shape.n);
-    });
-    rates.push_back(2.0 * static_cast<double>(shape.m) *
-                    static_cast<double>(shape.n) *
-                    static_cast<double>(shape.k) / best);
+    GemmRunner gemm(shape);
+    double best = timeBestOf(secondsPerShape, [&] { gemm.run(); });
+    rates.push_back(gemm.getFlops() / best);
   }
   return median(std::move(rates));
 }

@@ -49,6 +49,21 @@ struct GemmShape {
 /// 1024: forward x w, input gradient dy w^T, weight gradient x^T dy.
 SmallVector<GemmShape> getTrainingGemmShapes(int64_t tokens);
 
+/// One f32 GEMM's operands, allocated once so that the product can be run
+/// again and again (a probe's unit of compute).
+class GemmRunner {
+public:
+  explicit GemmRunner(const GemmShape &shape);
+  /// One cblas_sgemm of the shape.
+  void run();
+  /// Floating-point operations of one run: 2 m n k.
+  double getFlops() const;
+
+private:
+  GemmShape shape;
+  std::vector<float> a, b, c;
+};
+
 /// The median over `shapes` of each one's best f32 FLOP/s (cblas_sgemm,
 /// about `secondsPerShape` each, at least three timed runs).
 double measureMedianGemmFlops(ArrayRef<GemmShape> shapes,

@@ -91,6 +91,7 @@ TEST(ClusterJson, RoundTripsEveryPreset) {
     EXPECT_DOUBLE_EQ(parsed->interNode.latency, preset.interNode.latency);
     EXPECT_DOUBLE_EQ(parsed->efficiency.communication,
                      preset.efficiency.communication);
+    EXPECT_DOUBLE_EQ(parsed->efficiency.overlap, preset.efficiency.overlap);
     EXPECT_EQ(parsed->gradientSyncBehindAllMicroBatches,
               preset.gradientSyncBehindAllMicroBatches);
   }
@@ -123,6 +124,31 @@ TEST(ClusterJson, ReadsTheRuntimesGradientWindow) {
       "c.json", error);
   ASSERT_TRUE(succeeded(megatron)) << error;
   EXPECT_TRUE(megatron->gradientSyncBehindAllMicroBatches);
+}
+
+TEST(ClusterJson, ReadsTheOverlapOfCommunicationWithCompute) {
+  std::string error;
+  // GPUs communicate on engines of their own; the CPU host's collectives
+  // take the cores that compute.
+  EXPECT_EQ(getClusterPreset("h100-sxm")->efficiency.overlap, 1.0);
+  EXPECT_LT(getClusterPreset("cpu-host")->efficiency.overlap, 0.5);
+  FailureOr<Cluster> contended = parseClusterJson(
+      h100With("\"overlap\": 1.0", "\"overlap\": 0.25"), "c.json", error);
+  ASSERT_TRUE(succeeded(contended)) << error;
+  EXPECT_DOUBLE_EQ(contended->efficiency.overlap, 0.25);
+  EXPECT_DOUBLE_EQ(contended->efficiency.getContendedTime(2.0), 1.5);
+  // Files written before the field existed hide all they overlap.
+  FailureOr<Cluster> older = parseClusterJson(
+      h100With("\"memory\": 0.8,\n    \"overlap\": 1.0", "\"memory\": 0.8"),
+      "c.json", error);
+  ASSERT_TRUE(succeeded(older)) << error;
+  EXPECT_EQ(older->efficiency.overlap, 1.0);
+  EXPECT_EQ(parseError(h100With("\"overlap\": 1.0", "\"overlap\": 1.2")),
+            "cluster file 'c.json': field 'efficiency.overlap' must be at "
+            "most 1, got 1.2");
+  EXPECT_EQ(parseError(h100With("\"overlap\": 1.0", "\"overlap\": null")),
+            "cluster file 'c.json': field 'efficiency.overlap' must be a "
+            "number");
 }
 
 TEST(ClusterJson, RejectsBadFilesNamingTheField) {

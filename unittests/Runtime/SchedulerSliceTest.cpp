@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SchedulerSlice.h"
+#include "dpc/Runtime/SchedulerSlice.h"
 
 #include <gtest/gtest.h>
 

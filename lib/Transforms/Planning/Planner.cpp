@@ -154,7 +154,9 @@ private:
   /// The part of a stage's gradient reduction (`syncTime`, of `elements`
   /// gradient elements, `partial` of them partial over the tensor axis)
   /// and ZeRO-3's parameter gathers (`gatherTime`) that the program built
-  /// leaves exposed, after micro-batches of `computeTime` each.
+  /// leaves exposed, after micro-batches of `computeTime` each: what the
+  /// schedule overlaps with compute hides as far as the cluster's
+  /// `efficiency.overlap` lets it.
   double getExposedGradientSync(double syncTime, double gatherTime,
                                 double elements, PartialGradients partial,
                                 double computeTime, int64_t microBatches,
@@ -506,20 +508,26 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
                                       const StageMesh &mesh,
                                       const PipelineVariant &variant) const {
   int zeroStage = variant.zeroStage;
+  // What the schedule hides, contention for the cores leaves partly
+  // exposed.
+  auto exposed = [&](double scheduled) {
+    return scheduled + cluster.efficiency.getContendedTime(
+                           std::max(0.0, syncTime + gatherTime - scheduled));
+  };
   double window = computeTime * (backwardFactor - 1.0) / backwardFactor;
   // A runtime that hides the reduction behind every micro-batch's backward
   // pass (ZeRO-3's gathers with it behind all the compute), as
   // Megatron-LM's published throughput calibrates this model.
   if (microBatches > 1 && cluster.gradientSyncBehindAllMicroBatches)
-    return std::max(0.0,
-                    syncTime + gatherTime -
-                        microBatches * (gatherTime > 0 ? computeTime : window));
+    return exposed(std::max(
+        0.0, syncTime + gatherTime -
+                 microBatches * (gatherTime > 0 ? computeTime : window)));
   // ZeRO-3's gathers, one ahead of their readers, behind the step's
   // compute.
   double gathersExposed =
       std::max(0.0, gatherTime - microBatches * computeTime);
   if (syncTime <= 0.0 || elements <= 0.0)
-    return gathersExposed;
+    return exposed(gathersExposed);
   // As dpc's program runs it (the sums of several micro-batches reduced
   // inside the last one's backward pass, -dpc-reduce-in-last-micro-batch).
   // Under ZeRO-1/2 the updated shards are gathered after the optimizer
@@ -539,7 +547,8 @@ double Search::getExposedGradientSync(double syncTime, double gatherTime,
                                      mesh, variant, microBatches)
                     .time *
                 (reduction / syncTime);
-  return afterUpdate + std::max(last, reduction - window) + gathersExposed;
+  return exposed(afterUpdate + std::max(last, reduction - window) +
+                 gathersExposed);
 }
 
 StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,

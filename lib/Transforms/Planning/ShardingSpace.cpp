@@ -158,8 +158,13 @@ double ShardingSpace::getReshardingTime(Value value, const TensorSharding &from,
                                         const TensorSharding &to,
                                         bool tensorAxisOnly) const {
   double bytes = getValueBytes(value);
-  double time = exposedTensorComm * mlir::dpc::getReshardingTime(
-                                        bytes, from, to, mesh, kTensorAxis);
+  double tensorTime =
+      mlir::dpc::getReshardingTime(bytes, from, to, mesh, kTensorAxis);
+  // The part overlapped with the contraction hides as far as the cores
+  // allow.
+  double time = exposedTensorComm * tensorTime +
+                mesh.getCluster().efficiency.getContendedTime(
+                    (1.0 - exposedTensorComm) * tensorTime);
   if (!tensorAxisOnly)
     time += mlir::dpc::getReshardingTime(bytes, from, to, mesh, kDataAxis);
   return time;

@@ -95,6 +95,18 @@ struct Efficiency {
   /// Of link bandwidth, by collectives on large messages (NCCL bus bandwidth
   /// over the link rate).
   double communication = 1.0;
+  /// Of a collective's time, the part that can run hidden behind compute
+  /// where the schedule overlaps the two: 1 where communication has
+  /// engines of its own (NCCL's copies and its few SMs, whose share is in
+  /// `compute`), less where the collectives' copies, reductions and socket
+  /// work take the cores that compute (Gloo with a core per rank).
+  double overlap = 1.0;
+
+  /// What contention leaves exposed of `hidden` seconds of communication
+  /// that the schedule overlaps with compute.
+  double getContendedTime(double hidden) const {
+    return (1.0 - overlap) * hidden;
+  }
 };
 
 /// A homogeneous cluster: nodes of `devicesPerNode` identical devices.

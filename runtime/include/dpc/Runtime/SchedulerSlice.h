@@ -12,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DPC_RUNTIME_LIB_SCHEDULERSLICE_H
-#define DPC_RUNTIME_LIB_SCHEDULERSLICE_H
+#ifndef DPC_RUNTIME_SCHEDULERSLICE_H
+#define DPC_RUNTIME_SCHEDULERSLICE_H
 
 #include <cstdint>
 
@@ -29,4 +29,4 @@ bool setSchedulerSlice(uint64_t nanoseconds);
 
 } // namespace dpc
 
-#endif // DPC_RUNTIME_LIB_SCHEDULERSLICE_H
+#endif // DPC_RUNTIME_SCHEDULERSLICE_H
