@@ -117,12 +117,19 @@ def test_outlined_stages_compute_the_same(exported, steps, tmp_path, name):
         np.testing.assert_array_equal(after[key], before[key], err_msg=key)
 
 
-@pytest.mark.parametrize("mesh, dp, tp, pp", [("2x8", 0, 0, 0), ("2x4", 2, 1, 4), ("2x8", 1, 8, 2)])
-def test_report_reads_the_plan_from_the_ir(steps, tmp_path, mesh, dp, tp, pp):
+@pytest.mark.parametrize("mesh, dp, tp, pp, zero", [
+    ("2x8", 0, 0, 0, None), ("2x4", 2, 1, 4, None), ("2x8", 1, 8, 2, None),
+    # ZeRO's parameters hold their blocks (split over dp as well): once
+    # read as shardings no strategy gives ("[dp] fixed on argument 19 is
+    # none of its strategies").
+    ("2x2", 2, 2, 1, 1), ("2", 2, 1, 1, 2)])
+def test_report_reads_the_plan_from_the_ir(steps, tmp_path, mesh, dp, tp, pp, zero):
     """-dpc-plan-report prices the plan the IR holds: on the planned step it
     gives the search's own figures, evaluating that one configuration; on
     a step whose sharding was edited it prices the edit."""
     flags = ["--%s=%d" % (k, v) for k, v in (("dp", dp), ("tp", tp), ("pp", pp)) if v]
+    if zero is not None:
+        flags.append("--zero=%d" % zero)
     searched, planned = str(tmp_path / "searched.json"), str(tmp_path / "planned.mlir")
     subprocess.run([DPC_OPT, steps["gpt"], "--mesh=" + mesh, *flags,
                     "--plan-report=" + searched, "-o", planned], check=True)

@@ -355,7 +355,7 @@ LogicalResult mlir::dpc::planModule(ModuleOp module, StringRef mesh,
   if (failed(graph))
     return emitError(module.getLoc(), error);
   FailureOr<ShardingConstraints> constraints =
-      ShardingConstraints::read(*graph);
+      ShardingConstraints::read(*graph, options.zeroStage.value_or(0) >= 1);
   if (failed(constraints))
     return failure();
   LayerSegmentation segmentation(*graph);

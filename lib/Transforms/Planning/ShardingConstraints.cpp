@@ -8,7 +8,7 @@ using namespace mlir;
 using namespace mlir::dpc;
 
 FailureOr<ShardingConstraints>
-ShardingConstraints::read(const TrainingGraph &graph) {
+ShardingConstraints::read(const TrainingGraph &graph, bool zeroBlocks) {
   // The verifier has checked each attribute against its value and mesh;
   // what is left is whether the planner can place it.
   ShardingConstraints constraints;
@@ -24,13 +24,27 @@ ShardingConstraints::read(const TrainingGraph &graph) {
     }
     return planned;
   };
+  // Under ZeRO a parameter, and the views the step makes of it (its compute
+  // copy), hold the rank's block: replicas hold whole parameters, so the
+  // data axis is ZeRO's and the rest is the planned layout.
+  auto readBlock = [&](ShardingAttr sharding) -> FailureOr<TensorSharding> {
+    FailureOr<TensorSharding> block = getTensorSharding(sharding, error);
+    if (succeeded(block)) {
+      for (unsigned &axes : block->dims)
+        axes &= ~kDataAxis;
+      block->dataMinor = false;
+    }
+    return block;
+  };
   func::FuncOp func = graph.getFunction();
   for (BlockArgument arg : func.getArguments()) {
     auto sharding = func.getArgAttrOfType<ShardingAttr>(
         arg.getArgNumber(), DpcDialect::kShardingAttrName);
     if (!sharding)
       continue;
-    FailureOr<TensorSharding> planned = readPlaceable(sharding);
+    FailureOr<TensorSharding> planned = zeroBlocks && graph.isParameter(arg)
+                                            ? readBlock(sharding)
+                                            : readPlaceable(sharding);
     if (failed(planned))
       return emitError(func.getLoc(), "argument ")
              << arg.getArgNumber() << " of @" << func.getSymName() << ": "
@@ -43,7 +57,9 @@ ShardingConstraints::read(const TrainingGraph &graph) {
       continue;
     SmallVector<TensorSharding, 1> planned;
     for (auto [i, sharding] : llvm::enumerate(shardings)) {
-      FailureOr<TensorSharding> result = readPlaceable(sharding);
+      FailureOr<TensorSharding> result = zeroBlocks && graph.isParameterView(op)
+                                             ? readBlock(sharding)
+                                             : readPlaceable(sharding);
       if (failed(result))
         return emitError(op->getLoc(), "'")
                << op->getName() << "': result " << i << ": " << error;

@@ -23,8 +23,11 @@ class ShardingConstraints {
 public:
   /// Reads every `dpc.sharding` of the forward ops and arguments of
   /// `graph`'s function; reports a malformed one at its op (or function)
-  /// and fails.
-  static FailureOr<ShardingConstraints> read(const TrainingGraph &graph);
+  /// and fails. Under ZeRO (`zeroBlocks`) a parameter argument holds its
+  /// rank's block, the planned layout split over the data axis as well:
+  /// the planned layout is what is read.
+  static FailureOr<ShardingConstraints> read(const TrainingGraph &graph,
+                                             bool zeroBlocks = false);
 
   /// The fixed shardings of `op`'s results, or null.
   const SmallVector<TensorSharding, 1> *lookup(Operation *op) const {
