@@ -68,6 +68,11 @@ def test_figures_are_those_of_a_cpu_core(calibrated):
     assert 0 <= efficiency["overlap"] <= 1, efficiency
     hidden = float(re.search(r"overlap: +(\d+)% of a bulk all-reduce", summary).group(1))
     assert hidden == pytest.approx(100 * efficiency["overlap"], abs=0.51)
+    # The slowest rank's lag over the same GEMMs: a few percent on a quiet
+    # host, a fraction of a stretch in any case.
+    assert 0 <= cluster["rank_skew"] < 1, cluster
+    lag = float(re.search(r"the slowest rank ([\d.]+)% behind", summary).group(1))
+    assert lag == pytest.approx(100 * cluster["rank_skew"], abs=0.051)
     share = float(re.search(r"a training step's GEMMs (\d+)% of f32's", summary).group(1))
     assert share == pytest.approx(100 * efficiency["compute"], abs=0.51)
 

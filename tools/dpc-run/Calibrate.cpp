@@ -10,6 +10,8 @@
 //   inter-node link   the cpu-host preset's (one host has no second node)
 //   overlap           bulk all-reduces on a communication thread beside
 //                     GEMMs on the main one, against each alone
+//   rank skew         the same GEMMs on every rank between barriers: the
+//                     slowest rank's lag over their mean
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +88,10 @@ struct Plan {
   int overlapAllReduces;
   GemmShape overlapGemm;
   int overlapTrials;
+  /// The skew probe: `skewStretches` stretches of about `skewSeconds` of
+  /// GEMMs, each started from a barrier.
+  int skewStretches;
+  double skewSeconds;
   /// When the parent stops waiting for the ranks.
   std::chrono::seconds deadline;
 };
@@ -117,6 +123,9 @@ static Plan getPlan(bool quick) {
   plan.overlapAllReduces = quick ? 16 : 48;
   plan.overlapGemm = getTrainingGemmShapes(512).front();
   plan.overlapTrials = quick ? 3 : 5;
+  // A layer's compute between two collectives of a step: milliseconds.
+  plan.skewStretches = quick ? 12 : 40;
+  plan.skewSeconds = 0.01;
   // Well past a normal run (about 2 s quick, 12 s otherwise) and past the
   // ranks' own communicator timeout.
   plan.deadline = std::chrono::seconds(quick ? 60 : 120);
@@ -139,6 +148,8 @@ struct RankMeasurements {
   double overlap = 0.0;
   /// Seconds of each timed all-reduce: size-major, then iteration.
   std::vector<double> allReduceSeconds;
+  /// Seconds of each stretch of the skew probe.
+  std::vector<double> stretchSeconds;
 };
 } // namespace
 
@@ -148,13 +159,15 @@ static std::string encode(const RankMeasurements &m) {
                                 m.gemmF32Training, m.overlap};
   values.insert(values.end(), m.allReduceSeconds.begin(),
                 m.allReduceSeconds.end());
+  values.insert(values.end(), m.stretchSeconds.begin(), m.stretchSeconds.end());
   return std::string(reinterpret_cast<const char *>(values.data()),
                      values.size() * sizeof(double));
 }
 
 static bool decode(const std::string &bytes, const Plan &plan,
                    RankMeasurements &m) {
-  size_t timings = plan.allReduceBytes.size() * plan.iterations;
+  size_t allReduces = plan.allReduceBytes.size() * plan.iterations;
+  size_t timings = allReduces + plan.skewStretches;
   constexpr size_t kFigures = 5;
   if (bytes.size() != (kFigures + timings) * sizeof(double))
     return false;
@@ -165,7 +178,9 @@ static bool decode(const std::string &bytes, const Plan &plan,
   m.triad = values[2];
   m.gemmF32Training = values[3];
   m.overlap = values[4];
-  m.allReduceSeconds.assign(values.begin() + kFigures, values.end());
+  m.allReduceSeconds.assign(values.begin() + kFigures,
+                            values.begin() + kFigures + allReduces);
+  m.stretchSeconds.assign(values.begin() + kFigures + allReduces, values.end());
   return true;
 }
 
@@ -325,6 +340,26 @@ static bool measureRank(int rank, const CalibrationOptions &options,
   if (!overlap)
     return failRank(error);
   m.overlap = *overlap;
+
+  // Every rank the same work: the mean over ranks of the GEMMs each
+  // would run in a stretch.
+  GemmRunner gemm(plan.overlapGemm);
+  gemm.run();
+  double begin = getMonotonicSeconds();
+  gemm.run();
+  float gemms =
+      static_cast<float>(plan.skewSeconds / (getMonotonicSeconds() - begin));
+  if (::dpc::Status status = comm->allReduceSum(&gemms, 1); status.isError())
+    return failRank("all-reduce: " + status.getMessage());
+  int64_t count = std::max<int64_t>(1, std::lround(gemms / options.ranks));
+  for (int stretch = 0; stretch < plan.skewStretches; ++stretch) {
+    if (!barrier())
+      return false;
+    begin = getMonotonicSeconds();
+    for (int64_t i = 0; i < count; ++i)
+      gemm.run();
+    m.stretchSeconds.push_back(getMonotonicSeconds() - begin);
+  }
   result = encode(m);
   return true;
 }
@@ -416,6 +451,26 @@ static double getPhysicalMemory() {
          static_cast<double>(::sysconf(_SC_PAGE_SIZE));
 }
 
+/// The mean over stretches of the slowest rank's lag over the ranks' mean
+/// time, as a fraction of that mean.
+static double getRankSkew(ArrayRef<RankMeasurements> ranks) {
+  size_t stretches = ranks.front().stretchSeconds.size();
+  if (stretches == 0)
+    return 0.0;
+  double sum = 0.0;
+  for (size_t s = 0; s < stretches; ++s) {
+    double slowest = 0.0, total = 0.0;
+    for (const RankMeasurements &rank : ranks) {
+      slowest = std::max(slowest, rank.stretchSeconds[s]);
+      total += rank.stretchSeconds[s];
+    }
+    double mean = total / ranks.size();
+    if (mean > 0)
+      sum += slowest / mean - 1.0;
+  }
+  return sum / stretches;
+}
+
 static Cluster buildCluster(ArrayRef<RankMeasurements> ranks,
                             const RingFit &fit) {
   // The slowest rank bounds every synchronous step.
@@ -461,6 +516,7 @@ static Cluster buildCluster(ArrayRef<RankMeasurements> ranks,
         roundToSignificant(slowest(&RankMeasurements::gemmF32Training) / peak));
   // The rank that hid least: a synchronous step waits for it.
   c.efficiency.overlap = slowest(&RankMeasurements::overlap);
+  c.rankSkew = std::min(1.0, roundToSignificant(getRankSkew(ranks)));
   return c;
 }
 
@@ -523,6 +579,9 @@ static void printSummary(const Cluster &c, const Plan &plan, const RingFit &fit,
                << fixed(c.efficiency.overlap * 100, 0)
                << "% of a bulk all-reduce's time hides behind GEMMs on the "
                   "same core\n"
+               << "  rank skew:                  the slowest rank "
+               << fixed(c.rankSkew * 100, 1)
+               << "% behind the ranks' mean over the same GEMMs\n"
                << "  inter-node link: the cpu-host preset's, not measured\n";
 }
 

@@ -92,6 +92,7 @@ TEST(ClusterJson, RoundTripsEveryPreset) {
     EXPECT_DOUBLE_EQ(parsed->efficiency.communication,
                      preset.efficiency.communication);
     EXPECT_DOUBLE_EQ(parsed->efficiency.overlap, preset.efficiency.overlap);
+    EXPECT_DOUBLE_EQ(parsed->rankSkew, preset.rankSkew);
     EXPECT_EQ(parsed->gradientSyncBehindAllMicroBatches,
               preset.gradientSyncBehindAllMicroBatches);
   }
@@ -149,6 +150,23 @@ TEST(ClusterJson, ReadsTheOverlapOfCommunicationWithCompute) {
   EXPECT_EQ(parseError(h100With("\"overlap\": 1.0", "\"overlap\": null")),
             "cluster file 'c.json': field 'efficiency.overlap' must be a "
             "number");
+}
+
+TEST(ClusterJson, ReadsTheRankSkew) {
+  std::string error;
+  EXPECT_EQ(getClusterPreset("h100-sxm")->rankSkew, 0.0);
+  EXPECT_GT(getClusterPreset("cpu-host")->rankSkew, 0.0);
+  FailureOr<Cluster> skewed = parseClusterJson(
+      h100With("\"rank_skew\": 0.0", "\"rank_skew\": 0.05"), "c.json", error);
+  ASSERT_TRUE(succeeded(skewed)) << error;
+  EXPECT_DOUBLE_EQ(skewed->rankSkew, 0.05);
+  FailureOr<Cluster> older = parseClusterJson(
+      h100With(",\n  \"rank_skew\": 0.0", ""), "c.json", error);
+  ASSERT_TRUE(succeeded(older)) << error;
+  EXPECT_EQ(older->rankSkew, 0.0);
+  EXPECT_EQ(parseError(h100With("\"rank_skew\": 0.0", "\"rank_skew\": -0.1")),
+            "cluster file 'c.json': field 'rank_skew' must be at least 0, got "
+            "-0.1");
 }
 
 TEST(ClusterJson, RejectsBadFilesNamingTheField) {

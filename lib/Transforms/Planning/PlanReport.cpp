@@ -224,6 +224,9 @@ void mlir::dpc::printPlanTable(const Plan &plan, const TrainingGraph &graph,
   os << llvm::format("  exposed gradient sync    %.4g ms\n", ms(exposedSync));
   os << llvm::format("  optimizer step           %.4g ms\n",
                      ms(plan.optimizerTime));
+  if (plan.skewTime > 0)
+    os << llvm::format("  rank skew                %.4g ms\n",
+                       ms(plan.skewTime));
   os << llvm::format("  samples/s                %.4g\n",
                      plan.samplesPerSecond);
   os << llvm::format("  model TFLOP/s per device %.4g\n",
@@ -327,6 +330,7 @@ llvm::json::Value mlir::dpc::getPlanJson(const Plan &plan,
        llvm::json::Object{{"step_time_s", plan.stepTime},
                           {"bubble_s", plan.bubbleTime},
                           {"optimizer_s", plan.optimizerTime},
+                          {"rank_skew_s", plan.skewTime},
                           {"samples_per_s", plan.samplesPerSecond},
                           {"model_flops", plan.modelFlops},
                           {"tflops_per_device",

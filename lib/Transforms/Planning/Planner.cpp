@@ -55,8 +55,8 @@ struct PipelineVariant {
 struct StageFit {
   bool feasible = false;
   SmallVector<StagePlan> stages;
-  double stepTime = 0.0, bubbleTime = 0.0, sendTime = 0.0,
-         optimizerTime = 0.0;
+  double stepTime = 0.0, bubbleTime = 0.0, sendTime = 0.0, optimizerTime = 0.0,
+         skewTime = 0.0;
   /// Of the most loaded stage, when infeasible: its memory and index.
   double peakMemory = 0.0;
   MemoryBreakdown peakBreakdown;
@@ -837,7 +837,17 @@ StageFit Search::fit(ArrayRef<ShardingSpace::SegmentCost> costs,
   for (const StagePlan &stage : result.stages)
     exposed = std::max(exposed,
                        stage.exposedGradientSyncTime + stage.perStepTime);
-  result.stepTime = pipelined + exposed + result.optimizerTime;
+  // Ranks that synchronize wait, at each collective, for the one the noise
+  // of the host slowed most since the last: the skew of the compute
+  // between synchronizations, which tile the step.
+  if (p * d * mesh.getTensorParallel() > 1) {
+    double compute = 0.0;
+    for (const StagePlan &stage : result.stages)
+      compute = std::max(compute, stage.computeTime);
+    result.skewTime = cluster.rankSkew * microBatches * compute;
+  }
+  result.stepTime =
+      pipelined + exposed + result.optimizerTime + result.skewTime;
   result.feasible = true;
   return result;
 }
@@ -1054,6 +1064,7 @@ FailureOr<Plan> Search::run(std::string &error) {
               plan.bubbleTime = fitted.bubbleTime;
               plan.pipelineSendTime = fitted.sendTime;
               plan.optimizerTime = fitted.optimizerTime;
+              plan.skewTime = fitted.skewTime;
               plan.samplesPerSecond = batch / fitted.stepTime;
               plan.modelFlops = modelFlops;
               // Each op's peak is its own element type's; MFU is against the

@@ -128,6 +128,13 @@ struct Cluster {
   /// inside the last micro-batch's backward pass, so plans it compiles
   /// leave it off.
   bool gradientSyncBehindAllMicroBatches = false;
+  /// How far the slowest rank lags behind the others' mean in a stretch of
+  /// compute between two synchronizations, as a fraction of that stretch:
+  /// the same work takes each rank a little more or less time (cores
+  /// shared with other threads and tenants, frequency, cache), and every
+  /// collective waits for the last. 0 for dedicated accelerators; the
+  /// calibration measures it on a host.
+  double rankSkew = 0.0;
 
   const LinkSpec &getLink(LinkLevel level) const {
     return level == LinkLevel::IntraNode ? intraNode : interNode;

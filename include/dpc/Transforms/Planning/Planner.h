@@ -135,6 +135,9 @@ struct Plan {
   double bubbleTime = 0.0;
   double pipelineSendTime = 0.0;
   double optimizerTime = 0.0;
+  /// The slowest rank's lag over the step's compute (the cluster's
+  /// rank skew), which every synchronization waits for.
+  double skewTime = 0.0;
   double samplesPerSecond = 0.0;
   /// Model FLOPs of a step (3x the forward, as Megatron-LM and Alpa count)
   /// and the utilization they give.
