@@ -129,6 +129,46 @@ def train_artifact(artifact, init, data, out, *extra, steps=STEPS):
     return r, (json.load(open(report)) if r.returncode == 0 else None)
 
 
+def cpu_shares(ranks):
+    """The CPUs dpc-run binds each of `ranks` local ranks to: contiguous
+    shares of those this process may use, the first ones larger; none where
+    there are fewer CPUs than ranks."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < ranks:
+        return None
+    base, larger = divmod(len(cpus), ranks)
+    shares, begin = [], 0
+    for rank in range(ranks):
+        size = base + (rank < larger)
+        shares.append(cpus[begin:begin + size])
+        begin += size
+    return shares
+
+
+def test_ranks_bound_to_their_cpus_unless_asked_not_to(steps, exported, tmp_path):
+    """Each rank forked here runs on its own share of the CPUs (the
+    report says which), so that two ranks' compute threads do not share a
+    core until the scheduler moves one; --bind-cores=none leaves them to
+    the scheduler. The numbers are the same either way."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: nothing to bind two ranks to")
+    inputs, *_ = reference(steps, exported, "mlp")
+    artifact = str(tmp_path / "model.dpc")
+    compile_artifact(steps["mlp"], LAYOUTS["dp"], artifact)
+    init, data = write_inputs(steps["mlp"], inputs, tmp_path)
+    bound = str(tmp_path / "bound")
+    r, report = train_artifact(artifact, init, data, bound)
+    assert r.returncode == 0, r.stderr
+    assert report["local_rank_cpus"] == cpu_shares(2)
+    free = str(tmp_path / "free")
+    r, unbound = train_artifact(artifact, init, data, free, "--bind-cores=none")
+    assert r.returncode == 0, r.stderr
+    assert "local_rank_cpus" not in unbound
+    assert unbound["losses"] == report["losses"]
+    for name, value in load_outputs(bound).items():
+        np.testing.assert_array_equal(load_outputs(free)[name], value, err_msg=name)
+
+
 def load_outputs(out):
     return {tensor_name(f): np.load(os.path.join(out, f)) for f in os.listdir(out)}
 
@@ -151,6 +191,7 @@ def test_compiled_ranks_equal_one_device(steps, exported, tmp_path, name, layout
                                steps=MODEL_STEPS.get(name, STEPS))
     assert r.returncode == 0, r.stderr
     assert_equals_one_device(steps, exported, name, report, out)
+    assert report.get("local_rank_cpus") == cpu_shares(manifest["world_size"])
     if name in ("gpt", "resnet18"):
         # A step this size is cut into parts compiled as separate units,
         # and the programs call them in turn (the numbers above are theirs).
@@ -926,6 +967,7 @@ def test_learning_rate_schedule_sets_each_steps_rate(steps, exported, tmp_path, 
     ("--warmup-steps=-1", "--warmup-steps=-1 is negative; it must be 0 or more"),
     ("--save-every=-2", "--save-every=-2 is negative; it must be 0 or more"),
     ("--timeout=0", "--timeout must be in (0, 86400] seconds"),
+    ("--bind-cores=socket", "--bind-cores=socket is not auto or none"),
 ])
 def test_a_bad_schedule_flag_is_refused(steps, exported, tmp_path, flag, message):
     inputs, *_ = reference(steps, exported, "mlp")

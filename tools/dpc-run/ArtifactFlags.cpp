@@ -76,6 +76,12 @@ static cl::opt<int> saveEvery("save-every", cl::cat(trainCategory), cl::init(0),
 static cl::opt<std::string>
     resumeDir("resume", cl::cat(trainCategory), cl::value_desc("DIR"),
               cl::desc("Continue from the checkpoint in DIR (any mesh)"));
+static cl::opt<std::string> bindCores(
+    "bind-cores", cl::cat(trainCategory), cl::init("auto"),
+    cl::value_desc("auto|none"),
+    cl::desc("auto (default): bind each rank forked here to its own share "
+             "of the CPUs, where there are at least as many; none: leave "
+             "them to the scheduler"));
 static cl::opt<bool> checkSync(
     "check-sync", cl::cat(trainCategory),
     cl::desc("After every step, check that the replicas of every parameter "
@@ -152,6 +158,10 @@ int artifact::runArtifactFromFlags() {
     reportError("--timeout must be in (0, 86400] seconds");
     return 1;
   }
+  if (bindCores != "auto" && bindCores != "none") {
+    reportError("--bind-cores=" + bindCores + " is not auto or none");
+    return 1;
+  }
   if (saveEvery > 0 && saveDir.empty()) {
     reportError("--save-every needs --save DIR");
     return 1;
@@ -180,6 +190,7 @@ int artifact::runArtifactFromFlags() {
   options.resumeDir = resumeDir;
   options.failRank = failRank;
   options.checkSync = checkSync;
+  options.bindCores = bindCores == "auto";
   if (!memoryLimit.empty()) {
     ::dpc::Status status = ::dpc::parseMemorySize(
         memoryLimit, 1024.0 * 1024 * 1024, options.memoryLimitBytes);

@@ -12,6 +12,7 @@
 #include "RankRunner.h"
 #include "TrainingData.h"
 
+#include "dpc/Runtime/CoreBinding.h"
 #include "dpc/Runtime/FileIO.h"
 #include "dpc/Runtime/LocalRanks.h"
 #include "dpc/Runtime/Rendezvous.h"
@@ -249,6 +250,22 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
   connection.timeout = std::chrono::milliseconds(
       int64_t(std::max(1.0, options.timeoutSeconds) * 1000));
 
+  // Each rank forked here on its own share of the CPUs the job may use,
+  // where there are enough (CoreBinding.h says why).
+  std::vector<std::vector<int>> rankCpus;
+  if (options.bindCores && procsPerNode > 1) {
+    std::vector<int> allowed = ::dpc::getAllowedCpus();
+    for (int localRank = 0; localRank < procsPerNode; ++localRank) {
+      std::vector<int> share =
+          ::dpc::getCpuShare(allowed, localRank, procsPerNode);
+      if (share.empty()) {
+        rankCpus.clear();
+        break;
+      }
+      rankCpus.push_back(std::move(share));
+    }
+  }
+
   llvm::outs().flush();
   llvm::errs().flush();
   std::vector<std::string> reports;
@@ -256,6 +273,11 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
       procsPerNode, std::chrono::hours(24 * 365),
       [&](int localRank, std::string &result) {
         int rank = firstRank + localRank;
+        if (!rankCpus.empty())
+          if (Status bound = ::dpc::bindToCpus(rankCpus[localRank]);
+              bound.isError())
+            writeToStderr("dpc-run: note: rank " + std::to_string(rank) +
+                          " runs unbound: " + bound.getMessage() + "\n");
         ::dpc::MeshCommunicator::Options mine = connection;
         mine.rank = rank;
         RankRunner runner(options, manifest, rank, procsPerNode);
@@ -273,21 +295,30 @@ LogicalResult mlir::dpc::runArtifact(const ArtifactRunOptions &options) {
   if (reports.empty() || firstRank != 0)
     return success();
   std::string report = reports.front();
-  if (baselineThroughput > 0) {
+  if (baselineThroughput > 0 || !rankCpus.empty()) {
     llvm::Expected<json::Value> parsed = json::parse(report);
     if (!parsed)
       return fail("rank 0's report is broken: " +
                   llvm::toString(parsed.takeError()));
     json::Object &object = *parsed->getAsObject();
-    double throughput = object.getNumber("samples_per_second").value_or(0);
-    double efficiency = throughput / (manifest.worldSize * baselineThroughput);
-    llvm::outs() << llvm::formatv(
-        "dpc-run: scaling: {0:f1} samples/s on {1} ranks against {2:f1} on "
-        "one: {3:f2}x, efficiency {4:f1}%\n",
-        throughput, manifest.worldSize, baselineThroughput,
-        throughput / baselineThroughput, 100 * efficiency);
-    object["scaling_efficiency"] = efficiency;
-    object["one_rank_samples_per_second"] = baselineThroughput;
+    if (!rankCpus.empty()) {
+      json::Array bindings;
+      for (const std::vector<int> &cpus : rankCpus)
+        bindings.push_back(json::Array(cpus));
+      object["local_rank_cpus"] = std::move(bindings);
+    }
+    if (baselineThroughput > 0) {
+      double throughput = object.getNumber("samples_per_second").value_or(0);
+      double efficiency =
+          throughput / (manifest.worldSize * baselineThroughput);
+      llvm::outs() << llvm::formatv(
+          "dpc-run: scaling: {0:f1} samples/s on {1} ranks against {2:f1} on "
+          "one: {3:f2}x, efficiency {4:f1}%\n",
+          throughput, manifest.worldSize, baselineThroughput,
+          throughput / baselineThroughput, 100 * efficiency);
+      object["scaling_efficiency"] = efficiency;
+      object["one_rank_samples_per_second"] = baselineThroughput;
+    }
     report.clear();
     llvm::raw_string_ostream os(report);
     os << json::Value(std::move(object));

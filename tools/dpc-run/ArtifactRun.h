@@ -44,6 +44,9 @@ struct ArtifactRunOptions {
   std::string saveDir;
   int saveEvery = 0;
   std::string resumeDir;
+  /// Whether each rank forked here is bound to its own share of the CPUs
+  /// (where there are at least as many as ranks).
+  bool bindCores = true;
   /// Whether replicas of every parameter block are compared after each
   /// step (bit for bit).
   bool checkSync = false;
