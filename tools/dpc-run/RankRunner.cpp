@@ -132,19 +132,22 @@ Status RankRunner::loadLibrary() {
     return Status::error(path.str().str() + ": has no program '" +
                          program->symbol + "'");
   // The node's cores are shared among its ranks: each runs its kernels
-  // (OpenBLAS, oneDNN's OpenMP) on its share, unless the user said.
-  if (!std::getenv("OMP_NUM_THREADS") && !std::getenv("OPENBLAS_NUM_THREADS")) {
-    int threads = std::max(1u, std::thread::hardware_concurrency() /
-                                   unsigned(std::max(1, ranksOnNode)));
-    // Looked up through the library: its dependencies are loaded locally.
+  // (OpenBLAS, oneDNN's OpenMP) on its share, unless the user said for
+  // that library. (Setting OPENBLAS_NUM_THREADS alone once left oneDNN's
+  // OpenMP a thread per core in every rank, spinning against the others:
+  // resnet18 over two unbound ranks took 650-690 ms a step, not 186-202.)
+  int threads = std::max(1u, std::thread::hardware_concurrency() /
+                                 unsigned(std::max(1, ranksOnNode)));
+  // Looked up through the library: its dependencies are loaded locally.
+  if (!std::getenv("OMP_NUM_THREADS"))
     if (auto setOpenMp = reinterpret_cast<void (*)(int)>(
             ::dlsym(handle, "omp_set_num_threads")))
       setOpenMp(threads);
+  if (!std::getenv("OPENBLAS_NUM_THREADS"))
     for (void *scope : {handle, RTLD_DEFAULT})
       if (auto setBlas = reinterpret_cast<void (*)(int)>(
               ::dlsym(scope, "openblas_set_num_threads")))
         setBlas(threads);
-  }
   if (manifest.onDevice()) {
     if (Status status = openDevice(handle); status.isError())
       return status;
