@@ -318,40 +318,58 @@ LogicalResult convertCastLike(NodeContext &node) {
 
 /// Reads a scalar bound given as an optional input (opset 11+) or as an
 /// attribute (before).
-std::optional<double> getBound(NodeContext &node, unsigned input,
-                               StringRef attr, bool &failed) {
+/// Clip's bound `attr` (input `input` from opset 11, an attribute before),
+/// as a scalar of `elementType`: a constant where it is known at import
+/// time, else the graph's value; null where it is not given, or (after a
+/// diagnostic, `failed` set) where it is not one element.
+Value getBound(NodeContext &node, unsigned input, StringRef attr,
+               Type elementType, bool &failed) {
   if (node.getOpset() < 11)
-    return node.hasAttr(attr) ? std::optional<double>(node.getFloat(attr, 0))
-                              : std::nullopt;
+    return node.hasAttr(attr)
+               ? node.createScalar(node.getFloat(attr, 0), elementType)
+               : Value();
   if (!node.hasInput(input))
-    return std::nullopt;
-  const Literal *literal = node.requireLiteral(input, attr);
-  if (!literal || literal->getNumElements() != 1) {
-    if (literal)
-      node.emitError() << attr << " must be a scalar";
-    failed = true;
-    return std::nullopt;
+    return Value();
+  if (const Literal *literal = node.getLiteral(input)) {
+    if (literal->getNumElements() == 1)
+      return node.createScalar(literal->getFloat(0), elementType);
+  } else if (std::optional<RankedTensorType> type = node.getInputType(input);
+             type && type->getNumElements() == 1) {
+    if (type->getElementType() != elementType) {
+      node.emitError() << attr << " is " << type->getElementType()
+                       << ", not the input's " << elementType;
+      failed = true;
+      return Value();
+    }
+    Value bound = node.getInput(input);
+    if (!bound) {
+      failed = true;
+      return Value();
+    }
+    return type->getRank() == 0 ? bound : node.createReshape(bound, {});
   }
-  return literal->getFloat(0);
+  node.emitError() << attr << " must be a scalar";
+  failed = true;
+  return Value();
 }
 
 LogicalResult convertClip(NodeContext &node) {
   Value input = node.getInput(0);
   if (!input)
     return failure();
+  Type elementType = getElementTypeOf(input);
   bool failed = false;
-  std::optional<double> low = getBound(node, 1, "min", failed);
-  std::optional<double> high = getBound(node, 2, "max", failed);
+  Value low = getBound(node, 1, "min", elementType, failed);
   if (failed)
     return failure();
-  Type elementType = getElementTypeOf(input);
+  Value high = getBound(node, 2, "max", elementType, failed);
+  if (failed)
+    return failure();
   Value result = input;
   if (low)
-    result =
-        node.createBinary<MaxOp>(result, node.createScalar(*low, elementType));
+    result = node.createBinary<MaxOp>(result, low);
   if (high)
-    result =
-        node.createBinary<MinOp>(result, node.createScalar(*high, elementType));
+    result = node.createBinary<MinOp>(result, high);
   node.setOutput(0, result);
   return success();
 }
