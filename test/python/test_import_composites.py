@@ -49,3 +49,44 @@ def exported(tmp_path_factory):
 
 def test_gradients_match_pytorch(exported, tmp_path):
     check_gradients_match_pytorch(*exported, tmp_path, rtol=1e-4, atol=1e-5)
+
+
+def _layer_norm_model(tmp_path, stash_type, dtype, stash_dtype):
+    import onnx
+    from onnx import helper
+    node = helper.make_node("LayerNormalization", ["x", "scale"], ["y", "mean", "inv_std"],
+                            axis=1, epsilon=1e-3, stash_type=stash_type)
+    graph = helper.make_graph(
+        [node], "layer_norm",
+        [helper.make_tensor_value_info("x", dtype, [2, 3, 4]),
+         helper.make_tensor_value_info("scale", dtype, [3, 4])],
+        [helper.make_tensor_value_info("y", dtype, [2, 3, 4])] +
+        [helper.make_tensor_value_info(name, stash_dtype, [2, 1, 1])
+         for name in ("mean", "inv_std")])
+    path = str(tmp_path / ("layer_norm_%d.onnx" % stash_type))
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def test_layer_normalization_statistics_outputs(tmp_path):
+    """LayerNormalization's Mean and InvStdDev outputs (19 ONNX node tests):
+    over the dimensions from `axis` on, kept as ones, in the stash type."""
+    import numpy as np
+    from onnx import TensorProto
+    from dpc.interpreter import interpret
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    # The epsilon attribute is a float32.
+    epsilon = float(np.float32(1e-3))
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    inv_std = 1 / np.sqrt(x.var(axis=(1, 2), keepdims=True) + epsilon)
+    path = _layer_norm_model(tmp_path, 11, TensorProto.DOUBLE, TensorProto.DOUBLE)
+    got = interpret(path, {"x": x, "scale": np.ones((3, 4))}, precision="fp64")
+    np.testing.assert_allclose(got["mean"], mean, rtol=1e-12)
+    np.testing.assert_allclose(got["inv_std"], inv_std, rtol=1e-12)
+    np.testing.assert_allclose(got["y"], (x - mean) * inv_std, rtol=1e-6)
+    # A float16 stash type computes them in float16 from a float32 input.
+    path = _layer_norm_model(tmp_path, 10, TensorProto.FLOAT, TensorProto.FLOAT16)
+    got = interpret(path, {"x": x.astype(np.float32), "scale": np.ones((3, 4), np.float32)})
+    assert got["mean"].dtype == np.float16
+    np.testing.assert_allclose(got["mean"], mean, atol=2e-3)
+    np.testing.assert_allclose(got["inv_std"], inv_std, rtol=4e-3)

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OnnxModelLoader.h"
 #include "OpConverters.h"
 
 #include <cmath>
@@ -538,6 +539,39 @@ template <typename SoftmaxOp> LogicalResult convertSoftmax(NodeContext &node) {
   return success();
 }
 
+/// LayerNormalization's optional outputs: the mean and 1 / sqrt(variance +
+/// epsilon) of `input` over dimensions `axis` and after, those dimensions
+/// kept as ones, computed in the stash type (float32 unless the node says
+/// otherwise) as the ONNX function body does. They are outputs a model
+/// reads, not what the layer_norm op keeps for its backward pass.
+static LogicalResult setNormalizationStatistics(NodeContext &node, Value input,
+                                                int64_t axis, float epsilon) {
+  OpBuilder &b = node.getBuilder();
+  int64_t stashType = node.getInt("stash_type", 1);
+  std::optional<::dpc::DType> dtype = getDType(stashType);
+  Type stash = dtype ? node.getImporter().getElementType(*dtype) : Type();
+  if (!stash || !isa<FloatType>(stash))
+    return node.emitError()
+           << "stash_type " << stashType << " is not a floating-point type";
+  Value x = input;
+  if (getElementTypeOf(input) != stash)
+    x = CastOp::create(b, node.getLoc(),
+                       RankedTensorType::get(getShapeOf(input), stash), input);
+  SmallVector<int64_t> dims;
+  for (int64_t d = axis, rank = getShapeOf(input).size(); d < rank; ++d)
+    dims.push_back(d);
+  Value mean = node.createReduce<ReduceMeanOp>(x, dims, true);
+  Value centered = node.createBinary<SubOp>(x, mean);
+  Value variance = node.createReduce<ReduceMeanOp>(
+      node.createBinary<MulOp>(centered, centered), dims, true);
+  node.setOutput(1, mean);
+  node.setOutput(
+      2, RsqrtOp::create(b, node.getLoc(),
+                         node.createBinary<AddOp>(
+                             variance, node.createScalar(epsilon, stash))));
+  return success();
+}
+
 LogicalResult convertLayerNormalization(NodeContext &node) {
   Value input = node.getInput(0);
   Value scale = input ? node.getInput(1) : Value();
@@ -546,19 +580,19 @@ LogicalResult convertLayerNormalization(NodeContext &node) {
   Value bias;
   if (node.hasInput(2) && !(bias = node.getInput(2)))
     return failure();
-  if (node.isOutputUsed(1) || node.isOutputUsed(2))
-    return node.emitError() << "the Mean and InvStdDev outputs are not "
-                               "supported";
+  int64_t rank = getShapeOf(input).size();
   std::optional<int64_t> axis =
-      node.normalizeAxis(node.getInt("axis", -1), getShapeOf(input).size());
+      node.normalizeAxis(node.getInt("axis", -1), rank);
   if (!axis)
     return failure();
+  float epsilon = node.getFloat("epsilon", 1e-5f);
   OpBuilder &b = node.getBuilder();
-  node.setOutput(
-      0, LayerNormOp::create(b, node.getLoc(), input.getType(), input, scale,
-                             bias, b.getI64IntegerAttr(*axis),
-                             b.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)))
-             .getResult());
+  node.setOutput(0, LayerNormOp::create(
+                        b, node.getLoc(), input.getType(), input, scale, bias,
+                        b.getI64IntegerAttr(*axis), b.getF32FloatAttr(epsilon))
+                        .getResult());
+  if (node.isOutputUsed(1) || node.isOutputUsed(2))
+    return setNormalizationStatistics(node, input, *axis, epsilon);
   return success();
 }
 
