@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <random>
 #include <vector>
 
 using namespace dpc::cpu;
@@ -374,6 +375,92 @@ TEST(CpuKernelsTest, MaxPool2dGradGoesToTheFirstMaximum) {
   maxPool2dGrad(values.data(), {1, 1, 2, 2}, g.data(), {1, 1, 1, 1}, whole,
                 result.data());
   expectClose(result, {0, 5, 0, 0});
+}
+
+/// Max pooling tap by tap, as its definition reads: each window's first
+/// maximum in row-major order (the first NaN where there is one); -inf and
+/// no winner for a window without inputs.
+void referenceMaxPool(const std::vector<float> &in, int64_t planes, int64_t h,
+                      int64_t w, const Pool2DParams &p, int64_t oh, int64_t ow,
+                      std::vector<float> &out, const std::vector<float> &grad,
+                      std::vector<double> &inGrad) {
+  out.assign(planes * oh * ow, 0);
+  inGrad.assign(planes * h * w, 0);
+  for (int64_t plane = 0; plane < planes; ++plane)
+    for (int64_t oy = 0; oy < oh; ++oy)
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int64_t winner = -1;
+        for (int64_t ky = 0; ky < p.kernel[0]; ++ky)
+          for (int64_t kx = 0; kx < p.kernel[1]; ++kx) {
+            int64_t iy = oy * p.strides[0] + ky * p.dilations[0] - p.padding[0];
+            int64_t ix = ox * p.strides[1] + kx * p.dilations[1] - p.padding[1];
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+              continue;
+            int64_t tap = plane * h * w + iy * w + ix;
+            if (winner < 0 || (!std::isnan(in[winner]) &&
+                               (std::isnan(in[tap]) || in[tap] > in[winner])))
+              winner = tap;
+          }
+        int64_t o = (plane * oh + oy) * ow + ox;
+        out[o] =
+            winner < 0 ? -std::numeric_limits<float>::infinity() : in[winner];
+        if (winner >= 0)
+          inGrad[winner] += grad[o];
+      }
+}
+
+TEST(CpuKernelsTest, MaxPool2dEqualsItsDefinition) {
+  // Windows that overlap, skip inputs (dilation, stride past the kernel),
+  // reach into the padding or past it (as ceil_mode's last window does);
+  // ties (values drawn from a few integers) and planes with NaN or -inf.
+  std::mt19937 rng(7);
+  struct Case {
+    int64_t h, w;
+    Pool2DParams p;
+  } cases[] = {
+      {16, 16, {{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, false}},
+      {9, 11, {{2, 3}, {1, 2}, {0, 1, 1, 0}, {2, 1}, false}},
+      {7, 7, {{2, 2}, {3, 3}, {0, 0, 2, 2}, {1, 1}, false}},
+      {5, 6, {{3, 3}, {1, 1}, {2, 2, 2, 2}, {1, 1}, false}},
+  };
+  for (const Case &c : cases) {
+    const Pool2DParams &p = c.p;
+    int64_t oh = (c.h + p.padding[0] + p.padding[2] -
+                  p.dilations[0] * (p.kernel[0] - 1) - 1) /
+                     p.strides[0] +
+                 1;
+    int64_t ow = (c.w + p.padding[1] + p.padding[3] -
+                  p.dilations[1] * (p.kernel[1] - 1) - 1) /
+                     p.strides[1] +
+                 1;
+    int64_t planes = 6;
+    std::vector<float> in(planes * c.h * c.w), grad(planes * oh * ow);
+    for (float &v : in)
+      v = static_cast<float>(static_cast<int>(rng() % 5) - 2);
+    for (float &g : grad)
+      g = static_cast<float>(rng() % 97) / 8;
+    const float kNaNf = std::numeric_limits<float>::quiet_NaN();
+    in[2 * c.h * c.w + 5] = kNaNf;
+    in[3 * c.h * c.w + 1] = kNaNf;
+    in[3 * c.h * c.w + 2] = kNaNf;
+    std::fill(in.begin() + 4 * c.h * c.w, in.begin() + 5 * c.h * c.w,
+              -std::numeric_limits<float>::infinity());
+    std::vector<float> expected, out(grad.size()), inGrad(in.size());
+    std::vector<double> expectedGrad;
+    referenceMaxPool(in, planes, c.h, c.w, p, oh, ow, expected, grad,
+                     expectedGrad);
+    maxPool2d(in.data(), {2, 3, c.h, c.w}, p, out.data(), {2, 3, oh, ow});
+    maxPool2dGrad(in.data(), {2, 3, c.h, c.w}, grad.data(), {2, 3, oh, ow}, p,
+                  inGrad.data());
+    for (size_t i = 0; i < out.size(); ++i)
+      EXPECT_TRUE(out[i] == expected[i] ||
+                  (std::isnan(out[i]) && std::isnan(expected[i])))
+          << c.h << "x" << c.w << " output " << i << ": " << out[i]
+          << " against " << expected[i];
+    for (size_t i = 0; i < inGrad.size(); ++i)
+      EXPECT_EQ(inGrad[i], static_cast<float>(expectedGrad[i]))
+          << c.h << "x" << c.w << " input gradient " << i;
+  }
 }
 
 TEST(CpuKernelsTest, AvgPool2dCountsPaddingOnlyWhenAsked) {

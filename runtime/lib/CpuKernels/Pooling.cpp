@@ -58,24 +58,84 @@ int64_t findWinner(const T *in, const Pool2DParams &p, int64_t height,
 
 } // namespace
 
+/// The taps of each output position along one dimension that fall inside
+/// the input: output o reads input positions taps[begin[o] .. begin[o+1]).
+struct WindowTaps {
+  std::vector<int64_t> taps, begin;
+};
+
+static WindowTaps getWindowTaps(int64_t inSize, int64_t outSize, int64_t kernel,
+                                int64_t stride, int64_t dilation,
+                                int64_t padBefore) {
+  WindowTaps windows;
+  for (int64_t o = 0; o < outSize; ++o) {
+    windows.begin.push_back(static_cast<int64_t>(windows.taps.size()));
+    for (int64_t k = 0; k < kernel; ++k) {
+      int64_t i = o * stride + k * dilation - padBefore;
+      if (i >= 0 && i < inSize)
+        windows.taps.push_back(i);
+    }
+  }
+  windows.begin.push_back(static_cast<int64_t>(windows.taps.size()));
+  return windows;
+}
+
+/// Whether any of `count` values is NaN.
+template <typename T> static bool hasNaN(const T *values, int64_t count) {
+  bool found = false;
+  for (int64_t i = 0; i < count; ++i)
+    found |= values[i] != values[i];
+  return found;
+}
+
+/// The maximum of a window is the maximum over its columns of each
+/// column's maximum over the window's rows: one pass down the rows of the
+/// input (contiguous, vectorized), one along the row of column maxima. A
+/// plane holding a NaN takes the tap-by-tap walk, where NaN wins and stays.
 template <typename T>
 void dpc::cpu::maxPool2d(const T *input, Dims inputShape,
                          const Pool2DParams &params, T *out, Dims outShape) {
   int64_t planes = at(inputShape, 0) * at(inputShape, 1);
   int64_t height = at(inputShape, 2), width = at(inputShape, 3);
   int64_t outHeight = at(outShape, 2), outWidth = at(outShape, 3);
+  WindowTaps rows =
+      getWindowTaps(height, outHeight, params.kernel[0], params.strides[0],
+                    params.dilations[0], params.padding[0]);
+  WindowTaps columns =
+      getWindowTaps(width, outWidth, params.kernel[1], params.strides[1],
+                    params.dilations[1], params.padding[1]);
+  constexpr T lowest = -std::numeric_limits<T>::infinity();
+  std::vector<T> columnMaxima(width);
   for (int64_t plane = 0; plane < planes; ++plane) {
     const T *in = input + plane * height * width;
-    for (int64_t oy = 0; oy < outHeight; ++oy)
+    if (hasNaN(in, height * width)) {
+      for (int64_t oy = 0; oy < outHeight; ++oy)
+        for (int64_t ox = 0; ox < outWidth; ++ox) {
+          T best = lowest;
+          visitWindow(params, height, width, oy, ox, [&](int64_t tap) {
+            if (!std::isnan(best) && (std::isnan(in[tap]) || in[tap] > best))
+              best = in[tap];
+          });
+          *out++ = best;
+        }
+      continue;
+    }
+    for (int64_t oy = 0; oy < outHeight; ++oy) {
+      T *maxima = columnMaxima.data();
+      std::fill(maxima, maxima + width, lowest);
+      for (int64_t r = rows.begin[oy]; r < rows.begin[oy + 1]; ++r) {
+        const T *row = in + rows.taps[r] * width;
+        for (int64_t x = 0; x < width; ++x)
+          maxima[x] = row[x] > maxima[x] ? row[x] : maxima[x];
+      }
       for (int64_t ox = 0; ox < outWidth; ++ox) {
-        T best = -std::numeric_limits<T>::infinity();
-        visitWindow(params, height, width, oy, ox, [&](int64_t tap) {
-          // NaN wins, and stays.
-          if (!std::isnan(best) && (std::isnan(in[tap]) || in[tap] > best))
-            best = in[tap];
-        });
+        T best = lowest;
+        for (int64_t c = columns.begin[ox]; c < columns.begin[ox + 1]; ++c)
+          best =
+              maxima[columns.taps[c]] > best ? maxima[columns.taps[c]] : best;
         *out++ = best;
       }
+    }
   }
 }
 
@@ -109,14 +169,41 @@ void dpc::cpu::maxPool2dGrad(const T *input, Dims inputShape, const T *outGrad,
   int64_t planes = at(inputShape, 0) * at(inputShape, 1);
   int64_t height = at(inputShape, 2), width = at(inputShape, 3);
   int64_t outHeight = at(outGradShape, 2), outWidth = at(outGradShape, 3);
+  WindowTaps rows =
+      getWindowTaps(height, outHeight, params.kernel[0], params.strides[0],
+                    params.dilations[0], params.padding[0]);
+  WindowTaps columns =
+      getWindowTaps(width, outWidth, params.kernel[1], params.strides[1],
+                    params.dilations[1], params.padding[1]);
   std::vector<double> sums(height * width);
   for (int64_t plane = 0; plane < planes; ++plane) {
     const T *in = input + plane * height * width;
     const T *grad = outGrad + plane * outHeight * outWidth;
     std::fill(sums.begin(), sums.end(), 0.0);
+    bool nan = hasNaN(in, height * width);
     for (int64_t oy = 0; oy < outHeight; ++oy)
       for (int64_t ox = 0; ox < outWidth; ++ox) {
-        int64_t winner = findWinner(in, params, height, width, oy, ox);
+        int64_t winner;
+        if (nan) {
+          winner = findWinner(in, params, height, width, oy, ox);
+        } else {
+          // The first maximum in row-major order, without branches on the
+          // data (a comparison a tap is as likely to win as to lose).
+          int64_t rowsBegin = rows.begin[oy], rowsEnd = rows.begin[oy + 1];
+          int64_t columnsBegin = columns.begin[ox],
+                  columnsEnd = columns.begin[ox + 1];
+          if (rowsBegin == rowsEnd || columnsBegin == columnsEnd)
+            continue;
+          winner = rows.taps[rowsBegin] * width + columns.taps[columnsBegin];
+          T best = in[winner];
+          for (int64_t r = rowsBegin; r < rowsEnd; ++r)
+            for (int64_t c = columnsBegin; c < columnsEnd; ++c) {
+              int64_t tap = rows.taps[r] * width + columns.taps[c];
+              bool greater = in[tap] > best;
+              best = greater ? in[tap] : best;
+              winner = greater ? tap : winner;
+            }
+        }
         if (winner >= 0)
           sums[winner] += grad[oy * outWidth + ox];
       }
