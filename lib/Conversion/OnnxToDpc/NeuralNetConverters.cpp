@@ -741,27 +741,32 @@ LogicalResult convertDropout(NodeContext &node) {
   Value input = node.getInput(0);
   if (!input)
     return failure();
-  if (node.isOutputUsed(1))
-    return node.emitError() << "the mask output is not supported";
-  double ratio = node.getFloat("ratio", 0.5f);
   bool training = false;
-  if (node.getOpset() >= 12) {
-    if (node.hasInput(1)) {
-      const Literal *literal = node.requireLiteral(1, "ratio");
-      if (!literal)
-        return failure();
-      ratio = literal->getFloat(0);
-    }
-    if (node.hasInput(2)) {
-      const Literal *literal = node.requireLiteral(2, "training_mode");
-      if (!literal)
-        return failure();
-      training = literal->getInt(0);
-    }
+  if (node.getOpset() >= 12 && node.hasInput(2)) {
+    const Literal *literal = node.requireLiteral(2, "training_mode");
+    if (!literal)
+      return failure();
+    training = literal->getInt(0);
   }
+  // Outside training the output is the input and the mask keeps every
+  // element, whatever the ratio (which may then be the graph's input).
   if (!training) {
     node.setOutput(0, input);
+    if (node.isOutputUsed(1))
+      node.setOutput(1, node.createBroadcast(
+                            node.createScalar(1, node.getBuilder().getI1Type()),
+                            getShapeOf(input)));
     return success();
+  }
+  if (node.isOutputUsed(1))
+    return node.emitError() << "the mask output is not supported in training "
+                               "mode";
+  double ratio = node.getFloat("ratio", 0.5f);
+  if (node.getOpset() >= 12 && node.hasInput(1)) {
+    const Literal *literal = node.requireLiteral(1, "ratio");
+    if (!literal)
+      return failure();
+    ratio = literal->getFloat(0);
   }
   // The mask is keyed by the step's seed and each element's index in the
   // whole step: micro-batch k of a step starts at element k * numel.
