@@ -168,6 +168,21 @@ LogicalResult convertPow(NodeContext &node) {
     node.setOutput(0, node.createBinary<PowOp>(lhs, rhs));
     return success();
   }
+  // A float base with an exponent of another type given when the step
+  // runs (an integer tensor): the exponent is cast to the base's type.
+  std::optional<RankedTensorType> exponentType = node.getInputType(1);
+  if (!exponent && !node.getLiteral(0) && exponentType &&
+      exponentType->getElementType() != base->getElementType()) {
+    Value lhs = node.getInput(0), rhs = node.getInput(1);
+    if (!lhs || !rhs)
+      return failure();
+    rhs = CastOp::create(
+        node.getBuilder(), node.getLoc(),
+        RankedTensorType::get(exponentType->getShape(), base->getElementType()),
+        rhs);
+    node.setOutput(0, node.createBinary<PowOp>(lhs, rhs));
+    return success();
+  }
   return convertBinary<PowOp>(
       node, [](double a, double b) { return std::pow(a, b); },
       [](int64_t a, int64_t b) {
