@@ -90,3 +90,42 @@ def test_layer_normalization_statistics_outputs(tmp_path):
     assert got["mean"].dtype == np.float16
     np.testing.assert_allclose(got["mean"], mean, atol=2e-3)
     np.testing.assert_allclose(got["inv_std"], inv_std, rtol=4e-3)
+
+
+class WeightedLoss(torch.nn.Module):
+    """A classifier over [N, C, L] positions trained by a class-weighted
+    cross-entropy that ignores label -1 (PyTorch exports the weights as an
+    initializer of SoftmaxCrossEntropyLoss)."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = torch.nn.Conv1d(3, 5, 1)
+        self.register_buffer("class_weights", torch.tensor([0.5, 2.0, 1.0, 0.25, 3.0]))
+
+    def forward(self, x, target):
+        logits = self.head(x)
+        return F.cross_entropy(logits, target, weight=self.class_weights,
+                               ignore_index=-1), logits
+
+
+def test_class_weighted_loss_trains_as_pytorch(tmp_path):
+    """Class weights (41 ONNX node tests of SoftmaxCrossEntropyLoss and
+    NegativeLogLikelihoodLoss): the loss is built from dpc's ops (log
+    softmax, the label's log-probability and weight gathered, ignored labels
+    weighing nothing, the mean over the weights counted); its loss and
+    gradients equal PyTorch's, and the weights stay constants, not
+    parameters to train."""
+    import onnx
+    torch.manual_seed(0)
+    model = WeightedLoss()
+    x = torch.randn(4, 3, 6)
+    target = torch.randint(0, 5, (4, 6))
+    target[0, :3] = -1
+    path = str(tmp_path / "weighted.onnx")
+    graph = export_for_training(model, x, target, path).graph
+    (loss,) = [n for n in graph.node if n.op_type == "SoftmaxCrossEntropyLoss"]
+    assert len(loss.input) == 3
+    check_gradients_match_pytorch(path, model, x, target, tmp_path, rtol=1e-5, atol=1e-6)
+    # A constant of the step, not a parameter (nor an input).
+    step = open(tmp_path / "step.mlir").read()
+    assert '"class_weights"' not in step

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -791,18 +792,96 @@ LogicalResult convertDropout(NodeContext &node) {
   return success();
 }
 
+/// A loss with class weights `weights` ([C]), from dpc's ops: each
+/// sample's (and position's) negative log-probability of its label, scaled
+/// by its label's weight; ignored labels weigh nothing; the mean divides by
+/// the weights of the labels counted (ONNX's and PyTorch's definition).
+/// `logProbabilities` is [N, C, d...], `labels` [N, d...].
+static Value createWeightedLoss(NodeContext &node, Value logProbabilities,
+                                Value labels, Value weights,
+                                LossReduction reduction,
+                                std::optional<int64_t> ignoreIndex) {
+  OpBuilder &b = node.getBuilder();
+  Location loc = node.getLoc();
+  ArrayRef<int64_t> labelShape = getShapeOf(labels);
+  Type labelType = getElementTypeOf(labels);
+  Type floatType = getElementTypeOf(logProbabilities);
+  // An ignored label reads class 0, then weighs nothing.
+  Value counted;
+  if (ignoreIndex) {
+    counted = node.createCompare(ComparePredicate::ne, labels,
+                                 node.createScalar(*ignoreIndex, labelType));
+    labels =
+        node.createSelect(counted, labels, node.createScalar(0, labelType));
+  }
+  SmallVector<int64_t> columnShape(labelShape);
+  columnShape.insert(columnShape.begin() + 1, 1);
+  Value picked = GatherElementsOp::create(
+      b, loc, RankedTensorType::get(columnShape, floatType), logProbabilities,
+      node.createReshape(labels, columnShape), 1);
+  picked = node.createReshape(picked, labelShape);
+  Value weight = GatherOp::create(
+      b, loc, RankedTensorType::get(labelShape, floatType), weights, labels, 0);
+  if (counted)
+    weight =
+        node.createSelect(counted, weight, node.createScalar(0, floatType));
+  Value losses =
+      node.createBinary<MulOp>(node.createBinary<MulOp>(weight, picked),
+                               node.createScalar(-1, floatType));
+  if (reduction == LossReduction::none)
+    return losses;
+  SmallVector<int64_t> all(labelShape.size());
+  std::iota(all.begin(), all.end(), 0);
+  Value total = node.createReduce<ReduceSumOp>(losses, all, false);
+  if (reduction == LossReduction::sum)
+    return total;
+  return node.createBinary<DivOp>(
+      total, node.createReduce<ReduceSumOp>(weight, all, false));
+}
+
 template <typename LossOp> LogicalResult convertLoss(NodeContext &node) {
   Value input = node.getInput(0);
   Value labels = input ? node.getInput(1) : Value();
   if (!labels)
     return failure();
-  if (node.hasInput(2))
-    return node.emitError() << "class weights are not supported";
   std::string reductionName = node.getString("reduction", "mean");
   std::optional<LossReduction> reduction =
       symbolizeLossReduction(reductionName);
   if (!reduction)
     return node.emitError() << "unknown reduction '" << reductionName << "'";
+  OpBuilder &b = node.getBuilder();
+  constexpr bool fromLogits = std::is_same_v<LossOp, SoftmaxCrossEntropyOp>;
+  if (node.hasInput(2)) {
+    // Class weights: a constant where the model holds them (a buffer, not
+    // a parameter to train), else the graph's input.
+    Value weights;
+    if (const Literal *literal = node.getLiteral(2, /*forceStored=*/true))
+      weights = node.getImporter().materialize(*literal, node.getLoc());
+    else
+      weights = node.getInput(2);
+    if (!weights)
+      return failure();
+    int64_t classes = getShapeOf(input).size() > 1 ? getShapeOf(input)[1] : 0;
+    if (getShapeOf(weights) != ArrayRef<int64_t>{classes} ||
+        getElementTypeOf(weights) != getElementTypeOf(input))
+      return node.emitError()
+             << "class weights must be " << classes << " values of the "
+             << "input's type " << getElementTypeOf(input) << ", got "
+             << weights.getType();
+    Value logProbabilities =
+        fromLogits
+            ? LogSoftmaxOp::create(b, node.getLoc(), input.getType(), input, 1)
+                  .getResult()
+            : input;
+    std::optional<int64_t> ignoreIndex;
+    if (node.hasAttr("ignore_index"))
+      ignoreIndex = node.getInt("ignore_index", 0);
+    node.setOutput(0, createWeightedLoss(node, logProbabilities, labels,
+                                         weights, *reduction, ignoreIndex));
+    if (fromLogits && node.isOutputUsed(1))
+      node.setOutput(1, logProbabilities);
+    return success();
+  }
   // Without ignore_index no label is ignored; no class index is this low.
   int64_t ignoreIndex =
       node.getInt("ignore_index", std::numeric_limits<int64_t>::min());
@@ -810,7 +889,6 @@ template <typename LossOp> LogicalResult convertLoss(NodeContext &node) {
   auto type = RankedTensorType::get(
       *reduction == LossReduction::none ? labelShape : ArrayRef<int64_t>{},
       getElementTypeOf(input));
-  OpBuilder &b = node.getBuilder();
   node.setOutput(0, LossOp::create(b, node.getLoc(), type, input, labels,
                                    *reduction, ignoreIndex)
                         .getResult());

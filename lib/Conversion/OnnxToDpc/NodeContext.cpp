@@ -26,8 +26,9 @@ Value NodeContext::getInput(unsigned i, TensorUse use) {
   return importer.getValue(node.input(i), loc, use);
 }
 
-const Literal *NodeContext::getLiteral(unsigned i) {
-  return hasInput(i) ? importer.getLiteral(node.input(i)) : nullptr;
+const Literal *NodeContext::getLiteral(unsigned i, bool forceStored) {
+  return hasInput(i) ? importer.getLiteral(node.input(i), forceStored)
+                     : nullptr;
 }
 
 const Literal *NodeContext::requireLiteral(unsigned i, StringRef what) {

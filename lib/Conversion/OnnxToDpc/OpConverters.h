@@ -35,8 +35,9 @@ public:
   bool hasInput(unsigned i) const;
   /// Input `i` as an SSA value; null (after a diagnostic) on failure.
   Value getInput(unsigned i, TensorUse use = TensorUse::Operand);
-  /// Input `i` if it is known at import time.
-  const Literal *getLiteral(unsigned i);
+  /// Input `i` if it is known at import time; with `forceStored`, a tensor
+  /// the model holds is read as one even where it would be a parameter.
+  const Literal *getLiteral(unsigned i, bool forceStored = false);
   /// Input `i`, which must be known at import time (`what` names it).
   const Literal *requireLiteral(unsigned i, StringRef what);
   /// Whether every given input is a literal.
