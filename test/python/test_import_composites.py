@@ -129,3 +129,42 @@ def test_class_weighted_loss_trains_as_pytorch(tmp_path):
     # A constant of the step, not a parameter (nor an input).
     step = open(tmp_path / "step.mlir").read()
     assert '"class_weights"' not in step
+
+
+@pytest.mark.parametrize("mesh, dp, tp", [("2", 2, 1), ("2x2", 2, 2)])
+def test_class_weighted_loss_over_ranks_equals_one_device(tmp_path, mesh, dp, tp):
+    """The weighted mean divides the sum of the weighted losses by the sum
+    of the counted weights: split over data-parallel ranks, both sums are
+    completed before the division (each rank's own quotient would weigh
+    its share of the batch wrongly). Three AdamW steps on simulated ranks
+    equal the single-device steps."""
+    import subprocess
+    import numpy as np
+    from dpc import tools, train
+    torch.manual_seed(0)
+    model = WeightedLoss()
+    x, target = torch.randn(4, 3, 6), torch.randint(0, 5, (4, 6))
+    # The ignored labels all in the first half of the batch: rank 0 counts
+    # fewer weights than rank 1.
+    target[0, :4] = -1
+    target[1, :2] = -1
+    path = str(tmp_path / "weighted.onnx")
+    export_for_training(model, x, target, path)
+    step, split = str(tmp_path / "step.mlir"), str(tmp_path / "split.mlir")
+    tools.run("dpc-opt", [path, "--train", "--loss-output=loss", "--optimizer=adamw",
+                          "-o", step])
+    subprocess.run([tools.tool("dpc-opt"), step, "--mesh=" + mesh, "--dp=%d" % dp,
+                    "--tp=%d" % tp, "--pp=1", "--zero=0", "--partition", "-o", split],
+                   check=True)
+    roles = tools.signature(open(step).read(), function="train_step")
+    rng = np.random.default_rng(1)
+    inputs = {k: (0.3 * rng.standard_normal(s)).astype(np.float32)
+              for k, s in roles["param"].items()}
+    inputs.update({k: np.zeros(s, np.float32) for k, s in roles["opt_state"].items()})
+    inputs.update({"x": x.numpy(), "target": target.numpy()})
+    expected, expected_losses = train.train(step, inputs, list(roles["hyper"]))
+    actual, losses = train.train(split, inputs, list(roles["hyper"]))
+    np.testing.assert_allclose(losses, expected_losses, rtol=1e-5)
+    for key in roles["param"]:
+        np.testing.assert_allclose(actual[key], expected[key], rtol=1e-5, atol=1e-6,
+                                   err_msg=key)
