@@ -115,7 +115,6 @@ def test_class_weighted_loss_trains_as_pytorch(tmp_path):
     weighing nothing, the mean over the weights counted); its loss and
     gradients equal PyTorch's, and the weights stay constants, not
     parameters to train."""
-    import onnx
     torch.manual_seed(0)
     model = WeightedLoss()
     x = torch.randn(4, 3, 6)
