@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 using namespace dpc::cpu;
@@ -80,6 +81,16 @@ static WindowTaps getWindowTaps(int64_t inSize, int64_t outSize, int64_t kernel,
   return windows;
 }
 
+/// The taps of every window's rows and of its columns.
+static std::pair<WindowTaps, WindowTaps>
+getWindowTaps(const Pool2DParams &p, int64_t height, int64_t width,
+              int64_t outHeight, int64_t outWidth) {
+  return {getWindowTaps(height, outHeight, p.kernel[0], p.strides[0],
+                        p.dilations[0], p.padding[0]),
+          getWindowTaps(width, outWidth, p.kernel[1], p.strides[1],
+                        p.dilations[1], p.padding[1])};
+}
+
 /// Whether any of `count` values is NaN.
 template <typename T> static bool hasNaN(const T *values, int64_t count) {
   bool found = false;
@@ -98,12 +109,8 @@ void dpc::cpu::maxPool2d(const T *input, Dims inputShape,
   int64_t planes = at(inputShape, 0) * at(inputShape, 1);
   int64_t height = at(inputShape, 2), width = at(inputShape, 3);
   int64_t outHeight = at(outShape, 2), outWidth = at(outShape, 3);
-  WindowTaps rows =
-      getWindowTaps(height, outHeight, params.kernel[0], params.strides[0],
-                    params.dilations[0], params.padding[0]);
-  WindowTaps columns =
-      getWindowTaps(width, outWidth, params.kernel[1], params.strides[1],
-                    params.dilations[1], params.padding[1]);
+  auto [rows, columns] =
+      getWindowTaps(params, height, width, outHeight, outWidth);
   constexpr T lowest = -std::numeric_limits<T>::infinity();
   std::vector<T> columnMaxima(width);
   for (int64_t plane = 0; plane < planes; ++plane) {
@@ -169,12 +176,8 @@ void dpc::cpu::maxPool2dGrad(const T *input, Dims inputShape, const T *outGrad,
   int64_t planes = at(inputShape, 0) * at(inputShape, 1);
   int64_t height = at(inputShape, 2), width = at(inputShape, 3);
   int64_t outHeight = at(outGradShape, 2), outWidth = at(outGradShape, 3);
-  WindowTaps rows =
-      getWindowTaps(height, outHeight, params.kernel[0], params.strides[0],
-                    params.dilations[0], params.padding[0]);
-  WindowTaps columns =
-      getWindowTaps(width, outWidth, params.kernel[1], params.strides[1],
-                    params.dilations[1], params.padding[1]);
+  auto [rows, columns] =
+      getWindowTaps(params, height, width, outHeight, outWidth);
   std::vector<double> sums(height * width);
   for (int64_t plane = 0; plane < planes; ++plane) {
     const T *in = input + plane * height * width;
