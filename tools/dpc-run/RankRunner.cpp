@@ -148,6 +148,12 @@ Status RankRunner::loadLibrary() {
       if (auto setBlas = reinterpret_cast<void (*)(int)>(
               ::dlsym(scope, "openblas_set_num_threads")))
         setBlas(threads);
+  if (auto getOpenMp =
+          reinterpret_cast<int (*)()>(::dlsym(handle, "omp_get_max_threads")))
+    openMpThreads = getOpenMp();
+  if (auto getBlas = reinterpret_cast<int (*)()>(
+          ::dlsym(handle, "openblas_get_num_threads")))
+    blasThreads = getBlas();
   if (manifest.onDevice()) {
     if (Status status = openDevice(handle); status.isError())
       return status;
@@ -894,6 +900,8 @@ Status RankRunner::run(const ::dpc::MeshCommunicator::Options &connection,
       {"peak_memory_bytes", std::move(peaks)},
       {"tensor_memory_bytes", std::move(tensors)},
       {"arena_bytes", program->arenaBytes},
+      {"kernel_threads",
+       json::Object{{"openmp", openMpThreads}, {"openblas", blasThreads}}},
       {"predicted_step_seconds", manifest.predictedStepSeconds},
       {"predicted_peak_memory_bytes", manifest.predictedPeakBytes},
       {"predicted_memory_bytes", std::move(predictedTensors)}};

@@ -110,6 +110,9 @@ private:
   const ArtifactRunOptions &options;
   const Manifest &manifest;
   int rank, ranksOnNode;
+  /// The threads the kernel libraries run on, as they report them (0 where
+  /// the artifact does not load the library).
+  int openMpThreads = 0, blasThreads = 0;
   std::unique_ptr<::dpc::MeshCommunicator> communicator;
   HostState host;
   const ProgramSpec *program = nullptr;
