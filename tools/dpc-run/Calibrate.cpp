@@ -206,9 +206,7 @@ static std::optional<double> measureOverlap(::dpc::GlooCommunicator &comm,
   };
   GemmRunner gemm(plan.overlapGemm);
   gemm.run();
-  double gemmSeconds = getMonotonicSeconds();
-  gemm.run();
-  gemmSeconds = getMonotonicSeconds() - gemmSeconds;
+  double gemmSeconds = gemm.time(1);
 
   std::vector<double> overlaps;
   for (int trial = 0; trial < plan.overlapTrials; ++trial) {
@@ -223,10 +221,7 @@ static std::optional<double> measureOverlap(::dpc::GlooCommunicator &comm,
     }
     int64_t gemms = std::max<int64_t>(
         1, static_cast<int64_t>(std::lround(communication / gemmSeconds)));
-    begin = getMonotonicSeconds();
-    for (int64_t i = 0; i < gemms; ++i)
-      gemm.run();
-    double compute = getMonotonicSeconds() - begin;
+    double compute = gemm.time(gemms);
 
     if (::dpc::Status barrier = comm.barrier(); barrier.isError()) {
       error = "barrier: " + barrier.getMessage();
@@ -345,20 +340,14 @@ static bool measureRank(int rank, const CalibrationOptions &options,
   // would run in a stretch.
   GemmRunner gemm(plan.overlapGemm);
   gemm.run();
-  double begin = getMonotonicSeconds();
-  gemm.run();
-  float gemms =
-      static_cast<float>(plan.skewSeconds / (getMonotonicSeconds() - begin));
+  float gemms = static_cast<float>(plan.skewSeconds / gemm.time(1));
   if (::dpc::Status status = comm->allReduceSum(&gemms, 1); status.isError())
     return failRank("all-reduce: " + status.getMessage());
   int64_t count = std::max<int64_t>(1, std::lround(gemms / options.ranks));
   for (int stretch = 0; stretch < plan.skewStretches; ++stretch) {
     if (!barrier())
       return false;
-    begin = getMonotonicSeconds();
-    for (int64_t i = 0; i < count; ++i)
-      gemm.run();
-    m.stretchSeconds.push_back(getMonotonicSeconds() - begin);
+    m.stretchSeconds.push_back(gemm.time(count));
   }
   result = encode(m);
   return true;

@@ -121,6 +121,13 @@ void GemmRunner::run() {
   clobberMemory(c.data());
 }
 
+double GemmRunner::time(int64_t runs) {
+  double begin = getMonotonicSeconds();
+  for (int64_t i = 0; i < runs; ++i)
+    run();
+  return getMonotonicSeconds() - begin;
+}
+
 double GemmRunner::getFlops() const {
   return 2.0 * static_cast<double>(shape.m) * static_cast<double>(shape.n) *
          static_cast<double>(shape.k);

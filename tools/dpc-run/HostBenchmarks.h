@@ -56,6 +56,8 @@ public:
   explicit GemmRunner(const GemmShape &shape);
   /// One cblas_sgemm of the shape.
   void run();
+  /// Seconds `runs` products in a row take.
+  double time(int64_t runs);
   /// Floating-point operations of one run: 2 m n k.
   double getFlops() const;
 
