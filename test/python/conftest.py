@@ -160,7 +160,7 @@ def npm_models():
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Counts test_onnx_node_tests.py's node tests by outcome, when they ran:
+    """Counts test_onnx_node_tests.py's ONNX backend tests by outcome, when they ran:
     skipped ones are those with unsupported op types, xfailed the known gaps."""
     from dpc import onnx_node_tests
 

@@ -1,6 +1,7 @@
-"""ONNX's node tests (Debian's libonnx-testdata) under dpc's interpreter.
+"""ONNX's backend tests (Debian's libonnx-testdata) under dpc's interpreter.
 
-Every node test is one pytest item. A test that uses an op type the importer
+Every test of every kind (one-op node tests, PyTorch's converted modules and
+operators, small hand-made graphs) is one pytest item. A test that uses an op type the importer
 has no converter for is skipped with the op types as its reason; every other
 test runs through `dpc-run --interpret` and must match ONNX's reference
 outputs (rtol 1e-4 / atol 1e-5 for floats, exact otherwise), unless
@@ -40,7 +41,7 @@ def workdir(tmp_path_factory):
     return str(tmp_path_factory.mktemp("onnx-node"))
 
 
-@pytest.mark.parametrize("test_dir", TESTS, ids=os.path.basename)
+@pytest.mark.parametrize("test_dir", TESTS, ids=nt.test_name)
 def test_node(test_dir, unsupported, known_gaps, workdir):
     if unsupported[test_dir]:
         pytest.skip("unsupported op types: " + ", ".join(unsupported[test_dir]))
@@ -59,8 +60,8 @@ def test_node(test_dir, unsupported, known_gaps, workdir):
 def test_known_gaps_are_supported_node_tests(unsupported, known_gaps):
     # A stale line (a renamed test, or one now blocked by an unsupported op
     # type) would otherwise sit in the list unnoticed.
-    supported = {os.path.basename(d) for d, lacking in unsupported.items() if not lacking}
+    supported = {nt.test_name(d) for d, lacking in unsupported.items() if not lacking}
     stale = sorted(set(known_gaps) - supported)
     if stale:
-        pytest.fail("%s lists tests that are not supported node tests; remove them: %s"
+        pytest.fail("%s lists tests that are not supported tests; remove them: %s"
                     % (os.path.relpath(nt.GAPS_FILE), ", ".join(stale)), pytrace=False)

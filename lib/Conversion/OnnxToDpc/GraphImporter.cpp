@@ -27,7 +27,7 @@ static constexpr int64_t kMaxOpset = 17;
 static constexpr int64_t kMinOpset = 7;
 
 GraphImporter::GraphImporter(MLIRContext *context, std::string path,
-                             const onnx::ModelProto &model,
+                             onnx::ModelProto &model,
                              const OnnxImportOptions &options)
     : context(context), path(std::move(path)), model(model), options(options),
       fileLoc(FileLineColLoc::get(context, this->path, 0, 0)),
@@ -324,14 +324,21 @@ Value GraphImporter::materialize(const Literal &literal, Location loc) {
 // Import steps
 //===----------------------------------------------------------------------===//
 
-LogicalResult GraphImporter::checkSupport() {
+/// The model's opset of the default domain; 0 if it imports none.
+static int64_t getDefaultOpset(const onnx::ModelProto &model) {
+  int64_t opset = 0;
   for (const onnx::OperatorSetIdProto &entry : model.opset_import())
     if (entry.domain().empty() || entry.domain() == "ai.onnx")
       opset = entry.version();
+  return opset;
+}
+
+LogicalResult GraphImporter::checkSupport() {
+  opset = getDefaultOpset(model);
   if (opset == 0)
     return mlir::emitError(fileLoc)
            << "the model imports no opset of the default ONNX domain";
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset > kMaxOpset)
     return mlir::emitError(fileLoc)
            << "opset " << opset << " is not supported (dpc imports opsets "
            << kMinOpset << " to " << kMaxOpset << ")";
@@ -657,8 +664,25 @@ static void countUses(const onnx::GraphProto &graph,
     ++uses[output.name()];
 }
 
+/// Older opsets are converted to the oldest one the converters read, once
+/// the checks that keep ONNX's converter from tripping on a malformed
+/// graph have passed.
+LogicalResult GraphImporter::upgradeOldOpset() {
+  if (opset >= kMinOpset)
+    return success();
+  std::string error;
+  if (!upgradeOpset(model, kMinOpset, error))
+    return mlir::emitError(fileLoc)
+           << "the model's opset " << opset << " is older than dpc reads ("
+           << kMinOpset << " to " << kMaxOpset << "), and upgrading it to "
+           << kMinOpset << " failed: " << error;
+  opset = getDefaultOpset(model);
+  return success();
+}
+
 FailureOr<OnnxImportResult> GraphImporter::run() {
-  if (failed(checkSupport()) || failed(checkStructure()))
+  if (failed(checkSupport()) || failed(checkStructure()) ||
+      failed(upgradeOldOpset()))
     return failure();
   countUses(model.graph(), uses);
 

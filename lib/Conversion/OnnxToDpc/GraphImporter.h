@@ -58,8 +58,9 @@ void forEachNode(const onnx::GraphProto &graph,
 
 class GraphImporter {
 public:
-  GraphImporter(MLIRContext *context, std::string path,
-                const onnx::ModelProto &model,
+  /// `model` is upgraded in place when its opset is older than the
+  /// converters read.
+  GraphImporter(MLIRContext *context, std::string path, onnx::ModelProto &model,
                 const OnnxImportOptions &options);
 
   FailureOr<OnnxImportResult> run();
@@ -115,6 +116,7 @@ private:
   LogicalResult declareInputs();
   LogicalResult checkSupport();
   LogicalResult checkStructure();
+  LogicalResult upgradeOldOpset();
   LogicalResult importNodes();
   LogicalResult finish();
   bool isParameter(const std::string &name, const StoredTensor &stored);
@@ -123,7 +125,7 @@ private:
 
   MLIRContext *context;
   std::string path, modelDir;
-  const onnx::ModelProto &model;
+  onnx::ModelProto &model;
   const OnnxImportOptions &options;
   /// --parameters and --freeze, anchored; null when not given.
   std::unique_ptr<llvm::Regex> parameterPattern, freezePattern;

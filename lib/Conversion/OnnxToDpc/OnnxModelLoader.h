@@ -42,6 +42,10 @@ enum class InferenceOutcome { Consistent, Inconsistent, Crashed };
 InferenceOutcome runOnnxShapeInference(onnx::ModelProto &model,
                                        std::string &error);
 
+/// Upgrades `model` to opset `targetOpset` of the default domain with
+/// ONNX's version converter; on failure returns false and sets `error`.
+bool upgradeOpset(onnx::ModelProto &model, int targetOpset, std::string &error);
+
 } // namespace mlir::dpc::onnx_import
 
 #endif // DPC_LIB_CONVERSION_ONNXTODPC_ONNXMODELLOADER_H
