@@ -171,6 +171,21 @@ struct Div {
   }
 };
 
+/// The remainder of x / y with the quotient rounded toward zero (the sign
+/// of x) or, with `floorMod`, down (the sign of y). Integer divisors are
+/// checked for zero before.
+struct Mod {
+  bool floorMod;
+  template <typename T> T operator()(T x, T y) const {
+    T r;
+    if constexpr (std::is_integral_v<T>)
+      r = y == -1 ? T(0) : T(x % y);
+    else
+      r = std::fmod(x, y);
+    return floorMod && r != 0 && ((r < 0) != (y < 0)) ? T(r + y) : r;
+  }
+};
+
 /// max and min propagate NaN, as torch.maximum and torch.minimum do.
 struct Max {
   template <typename T> T operator()(T x, T y) const {

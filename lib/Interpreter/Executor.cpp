@@ -170,6 +170,10 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
     return one(zipBroadcast(operand(0), operand(1), resultShape(),
                             operand(0).getKind(), fn));
   };
+  // An elementwise op of one float operand.
+  auto floatUnary = [&](auto fn) {
+    return one(mapFloatElements(operand(0), fn));
+  };
   auto reduction = [&](auto reduceOp, ReduceKind kind) {
     return one(reduce(operand(0), reduceOp.getDims(), kind, resultShape()));
   };
@@ -273,6 +277,46 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
             mapFloatElements(operand(0), [](auto x) { return std::erf(x); }));
       })
       .Case([&](NotOp) { return one(mapElements(operand(0), Not())); })
+      .Case(
+          [&](SinOp) { return floatUnary([](auto x) { return std::sin(x); }); })
+      .Case(
+          [&](CosOp) { return floatUnary([](auto x) { return std::cos(x); }); })
+      .Case(
+          [&](TanOp) { return floatUnary([](auto x) { return std::tan(x); }); })
+      .Case([&](AsinOp) {
+        return floatUnary([](auto x) { return std::asin(x); });
+      })
+      .Case([&](AcosOp) {
+        return floatUnary([](auto x) { return std::acos(x); });
+      })
+      .Case([&](AtanOp) {
+        return floatUnary([](auto x) { return std::atan(x); });
+      })
+      .Case([&](SinhOp) {
+        return floatUnary([](auto x) { return std::sinh(x); });
+      })
+      .Case([&](CoshOp) {
+        return floatUnary([](auto x) { return std::cosh(x); });
+      })
+      .Case([&](AsinhOp) {
+        return floatUnary([](auto x) { return std::asinh(x); });
+      })
+      .Case([&](AcoshOp) {
+        return floatUnary([](auto x) { return std::acosh(x); });
+      })
+      .Case([&](AtanhOp) {
+        return floatUnary([](auto x) { return std::atanh(x); });
+      })
+      .Case([&](FloorOp) {
+        return floatUnary([](auto x) { return std::floor(x); });
+      })
+      .Case([&](CeilOp) {
+        return floatUnary([](auto x) { return std::ceil(x); });
+      })
+      // Halves to even: the default rounding mode.
+      .Case([&](RoundOp) {
+        return floatUnary([](auto x) { return std::nearbyint(x); });
+      })
 
       // Elementwise binary ops, broadcasting.
       .Case([&](AddOp) { return binary(Add()); })
@@ -285,6 +329,14 @@ FailureOr<SmallVector<Tensor, 1>> Executor::dispatch(Operation *op,
             if (value == 0)
               return op->emitError("integer division by zero");
         return binary(Div());
+      })
+      .Case([&](ModOp mod) -> FailureOr<Results> {
+        const Tensor &divisor = operand(1);
+        if (!divisor.isFloat())
+          for (int64_t value : divisor.getData<int64_t>())
+            if (value == 0)
+              return op->emitError("integer remainder of a division by zero");
+        return binary(Mod{mod.getFloorMod()});
       })
       .Case([&](PowOp) {
         return binary([](auto x, auto y) { return std::pow(x, y); });

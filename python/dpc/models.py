@@ -327,6 +327,35 @@ def loop_rnn() -> Spec:
     return Spec(WithLoss(LoopClassifier()), inputs, _loss_outputs())
 
 
+class FourierFeatures(nn.Module):
+    """Learned Fourier features of coordinates and a sine-activated hidden
+    layer (SIREN, Sitzmann et al. 2020), a linear head. The phases are
+    wrapped to a period before the sine and cosine, as float32 code does
+    for large arguments: torch.remainder (exported as Div, Floor, Mul and
+    Sub) and torch.fmod (ONNX Mod with fmod=1)."""
+
+    def __init__(self, coords=2, freqs=8, hidden=16, classes=5, omega=3.0):
+        super().__init__()
+        self.freq = nn.Linear(coords, freqs, bias=False)
+        self.hidden = nn.Linear(2 * freqs, hidden)
+        self.head = nn.Linear(hidden, classes)
+        self.omega = omega
+
+    def forward(self, x):
+        angles = self.freq(x)
+        period = 2 * math.pi
+        features = torch.cat([torch.sin(torch.remainder(angles, period)),
+                              torch.cos(torch.fmod(angles, period))], dim=-1)
+        return self.head(torch.sin(self.omega * self.hidden(features)))
+
+
+def fourier_features() -> Spec:
+    """Sin, Cos, Floor and Mod, with parameters before them."""
+    # Coordinates large enough that the phases wrap.
+    inputs = {"x": 4 * torch.randn(8, 2), "target": torch.randint(0, 5, (8,))}
+    return Spec(WithLoss(FourierFeatures()), inputs, _loss_outputs())
+
+
 # Real models that check the importer's breadth (op types the four bundled
 # models do not use). Larger: the tests that run every bundled model leave
 # them out; test_importer_models.py checks them.
@@ -337,6 +366,7 @@ IMPORTER_MODELS: Dict[str, Callable[[], Spec]] = {
     "lstm": lstm,
     "gru": gru,
     "loop_rnn": loop_rnn,
+    "fourier_features": fourier_features,
 }
 
 

@@ -116,6 +116,21 @@ UNARY = {
     "sigmoid": randn(3, 4) * 3,
     "relu": away_from_zero(randn(3, 4)),
     "erf": randn(3, 4),
+    "sin": randn(3, 4) * 2,
+    "cos": randn(3, 4) * 2,
+    "tan": uniform(-1.3, 1.3, 3, 4),
+    "asin": uniform(-0.9, 0.9, 3, 4),
+    "acos": uniform(-0.9, 0.9, 3, 4),
+    "atan": randn(3, 4) * 2,
+    "sinh": randn(3, 4),
+    "cosh": randn(3, 4),
+    "asinh": randn(3, 4) * 2,
+    "acosh": uniform(1.2, 4, 3, 4),
+    "atanh": uniform(-0.9, 0.9, 3, 4),
+    # Flat away from the integers (and, for round, the halves).
+    "floor": ints(-5, 5, 3, 4) + uniform(0.1, 0.4, 3, 4),
+    "ceil": ints(-5, 5, 3, 4) + uniform(0.1, 0.4, 3, 4),
+    "round": ints(-5, 5, 3, 4) + uniform(0.1, 0.4, 3, 4),
 }
 for op, x in UNARY.items():
     case(op, "%%r = dpc.%s %%x : %s" % (op, ty_of(x)), {"x": x}, outputs={"r": x.shape})
@@ -136,6 +151,15 @@ for op in ("add", "sub", "mul", "div", "pow", "max", "min"):
         case("%s_%s_%s" % (op, shape_name(a_shape), shape_name(b_shape)),
              "%%r = dpc.%s %%x, %%y : (%s, %s) -> %s" % (op, ty_of(x), ty_of(y), ty(r)),
              {"x": x, "y": y}, outputs={"r": r})
+
+# Mod: away from the jumps, where x / y is an integer.
+for floor_mod in ("", " {floor_mod}"):
+    y = away_from_zero(randn(4), 0.5)
+    x = (ints(-4, 4, 3, 4) + uniform(0.2, 0.8, 3, 4)) * y
+    case("mod" + floor_mod.replace(" {", "_").replace("}", ""),
+         "%%r = dpc.mod %%x, %%y%s : (%s, %s) -> %s" % (floor_mod, ty_of(x), ty_of(y),
+                                                      ty([3, 4])),
+         {"x": x, "y": y}, outputs={"r": [3, 4]})
 
 for c_shape, a_shape, b_shape in (([4, 1], [4, 3], [3]), ([4, 3], [], [4, 1])):
     c = rng.random(c_shape) < 0.5

@@ -1,13 +1,12 @@
-"""Mod of values known at import time (shifted-window attention computes
-its window indices so) folds with ONNX's semantics: the divisor's sign by
-default, the dividend's under fmod=1; Mod of a graph input is a clear error
-that names the node."""
+"""Mod with ONNX's semantics, the divisor's sign by default and the
+dividend's under fmod=1: folded where its inputs are known at import time
+(shifted-window attention computes its window indices so), dpc.mod where
+they come at run time; an integer divisor of zero then is a clear error."""
 
 import subprocess
 
 import numpy as np
 import onnx
-import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from dpc.interpreter import interpret
@@ -56,10 +55,30 @@ def test_float_mod_is_fmod(tmp_path):
     assert got["c"] == np.fmod(np.float32(-7.5), np.float32(4.0))
 
 
-def test_mod_of_a_graph_input_is_a_clear_error(tmp_path):
-    a = np.array([1, 2], np.int64)
+def test_mod_of_a_graph_input_runs_with_both_sign_rules(tmp_path):
+    a = np.array([-7, 5, 9, -3, 0, 8, -2**63], np.int64)
+    b = np.array([4, -3, 4, 2, 5, -8, -1], np.int64)
     path = str(tmp_path / "mod.onnx")
-    _model(path, a, np.array([2, 2], np.int64), graph_input=True)
-    r = subprocess.run([tool("dpc-opt"), path], capture_output=True, text=True)
+    _model(path, a, b, graph_input=True)
+    got = interpret(path, {"a": a})
+    np.testing.assert_array_equal(got["python"], np.mod(a, b))
+    np.testing.assert_array_equal(got["c"], np.fmod(a, b))
+
+
+def test_integer_mod_by_zero_at_run_time_is_a_clear_error(tmp_path):
+    path = str(tmp_path / "mod.onnx")
+    _model(path, np.array([1, 2], np.int64), np.array([2, 0], np.int64), graph_input=True)
+    r = subprocess.run([tool("dpc-run"), "--interpret", path, "--input",
+                        "a=" + _npy(tmp_path, np.array([1, 2], np.int64)),
+                        "--output-dir", str(tmp_path / "out")],
+                       capture_output=True, text=True)
     assert r.returncode == 1
-    assert "node 'window_mod' (Mod): needs its inputs known at import time" in r.stderr
+    assert "integer remainder of a division by zero" in r.stderr
+    assert "mod.onnx" in r.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def _npy(tmp_path, array):
+    path = str(tmp_path / "a.npy")
+    np.save(path, array)
+    return path

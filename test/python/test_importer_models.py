@@ -1,8 +1,9 @@
 """Real models for the importer's breadth (dpc.models.IMPORTER_MODELS):
 torchvision's MobileNetV3-Small (HardSwish, HardSigmoid), DenseNet-121 (Pad
 before the average pools), a small Swin Transformer (ScatterND, Mod), and
-nn.LSTM and nn.GRU classifiers (LSTM, GRU; bidirectional, two layers), and
-an Elman RNN written as a TorchScript loop (Loop, unrolled on import).
+nn.LSTM and nn.GRU classifiers (LSTM, GRU; bidirectional, two layers), an
+Elman RNN written as a TorchScript loop (Loop, unrolled on import), and
+learned Fourier features with a sine-activated layer (Sin, Cos, Floor, Mod).
 
 Each is exported as PyTorch exports a training graph; dpc imports it, finds
 PyTorch's parameters, builds the training step and plans it for a mesh. The
@@ -33,6 +34,7 @@ USES = {
     "lstm": {"LSTM"},
     "gru": {"GRU"},
     "loop_rnn": {"Loop"},
+    "fourier_features": {"Sin", "Cos", "Floor", "Mod"},
 }
 
 
@@ -169,10 +171,12 @@ def test_recurrent_ranks_equal_one_device(tmp_path, name, mesh, dp, tp, zero):
                                    err_msg=key)
 
 
-@pytest.mark.parametrize("name", ["lstm", "gru", "loop_rnn"])
-def test_recurrent_compiled_ranks_equal_one_device(tmp_path, name):
+@pytest.mark.parametrize("name", ["lstm", "gru", "loop_rnn", "fourier_features"])
+def test_compiled_ranks_equal_one_device(tmp_path, name):
     """The CPU backend's recurrent kernels (a GEMM per step over the batch)
-    on 2 data-parallel ranks over Gloo: after 3 AdamW steps the losses
+    and its sin, cos, floor and mod formulas on 2 data-parallel ranks over
+    Gloo: after
+    3 AdamW steps the losses
     equal the single-device interpreter's within rtol 1e-5, and every
     tensor is within 1e-5 of the fp64 step (test_cpu_backend.py's
     criterion)."""

@@ -112,6 +112,21 @@ UNARY = {
     "sigmoid": (lambda x: 1 / (1 + np.exp(-x)), np.array([-100, -5, 0, 3, 50], np.float32)),
     "relu": (lambda x: np.maximum(x, 0), randn(3, 4)),
     "erf": (lambda x: torch.erf(t(x)).numpy(), randn(3, 4)),
+    "sin": (np.sin, randn(3, 4) * 4),
+    "cos": (np.cos, randn(3, 4) * 4),
+    "tan": (np.tan, uniform(-1.5, 1.5, 3, 4)),
+    "asin": (np.arcsin, uniform(-1, 1, 3, 4)),
+    "acos": (np.arccos, uniform(-1, 1, 3, 4)),
+    "atan": (np.arctan, randn(3, 4) * 4),
+    "sinh": (np.sinh, randn(3, 4) * 3),
+    "cosh": (np.cosh, randn(3, 4) * 3),
+    "asinh": (np.arcsinh, randn(3, 4) * 4),
+    "acosh": (np.arccosh, uniform(1, 9, 3, 4)),
+    "atanh": (np.arctanh, uniform(-0.99, 0.99, 3, 4)),
+    "floor": (np.floor, randn(3, 4) * 4),
+    "ceil": (np.ceil, randn(3, 4) * 4),
+    # np.round, as ONNX's Round, takes halves to even.
+    "round": (np.round, np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -0.7, 3.2], np.float32)),
 }
 for op, (fn, x) in UNARY.items():
     case(op, "%%r = dpc.%s %%x : %s" % (op, ty_of(x)), {"x": x}, {"r": ty_of(x)},
@@ -171,6 +186,22 @@ case("integer_arithmetic",
      lambda x, y: {"a": x + y, "s": x - y, "m": x * y,
                    "d": np.trunc(x / y).astype(np.int64),
                    "hi": np.maximum(x, y), "lo": np.minimum(x, y)}, exact=True)
+
+# Mod: the remainder has the sign of x (fmod, C and torch.fmod) or, with
+# floor_mod, of y (Python's %, torch.remainder); every sign pair, both types.
+x = np.array([7, -7, 7, -7, 0, 100, -2**63, 5], np.int64)
+y = np.array([2, 2, -2, -2, 3, 7, -1, 1], np.int64)
+case("mod_int64",
+     "%t = dpc.mod %x, %y : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi64>\n"
+     "%f = dpc.mod %x, %y {floor_mod} : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi64>",
+     {"x": x, "y": y}, {"t": ty([8], "i64"), "f": ty([8], "i64")},
+     lambda x, y: {"t": np.fmod(x, y), "f": np.mod(x, y)}, exact=True)
+x, y = randn(4, 3) * 5, np.array([1.5, -2.25, 0.7], np.float32)
+case("mod_f32",
+     "%t = dpc.mod %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>\n"
+     "%f = dpc.mod %x, %y {floor_mod} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>",
+     {"x": x, "y": y}, {"t": ty([4, 3]), "f": ty([4, 3])},
+     lambda x, y: {"t": np.fmod(x, y), "f": np.mod(x, y)})
 
 x = np.array([2**31 - 1, -2**31, 5], np.int32)
 y = np.array([1, -1, 3], np.int32)

@@ -51,6 +51,11 @@ double negate(double x) { return -x; }
 double absolute(double x) { return std::fabs(x); }
 double squareRoot(double x) { return std::sqrt(x); }
 double reciprocal(double x) { return 1.0 / x; }
+// Folded so that the shape arithmetic of exports (a size times a scale,
+// rounded down) stays known at import time.
+double roundDown(double x) { return std::floor(x); }
+double roundUp(double x) { return std::ceil(x); }
+double roundHalfToEven(double x) { return std::nearbyint(x); }
 
 LogicalResult convertNot(NodeContext &node) {
   if (const Literal *input = node.getLiteral(0)) {
@@ -122,10 +127,20 @@ LogicalResult convertDiv(NodeContext &node) {
 /// attention): with `fmod` the sign of the dividend (C's fmod), else that
 /// of the divisor (Python's %). A zero divisor gives 0, as for Div.
 LogicalResult convertMod(NodeContext &node) {
-  if (!node.allInputsLiteral())
-    return node.emitError() << "needs its inputs known at import time (dpc "
-                               "folds Mod; it has no Mod op)";
   bool fmod = node.getInt("fmod", 0) != 0;
+  if (!node.allInputsLiteral()) {
+    Value lhs = node.getInput(0);
+    Value rhs = lhs ? node.getInput(1) : Value();
+    if (!rhs)
+      return failure();
+    Value mod = node.createBinary<ModOp>(lhs, rhs);
+    if (!mod)
+      return failure();
+    // ONNX's default takes the sign of the divisor, as Python's % does.
+    cast<ModOp>(mod.getDefiningOp()).setFloorMod(!fmod);
+    node.setOutput(0, mod);
+    return success();
+  }
   auto floatMod = [fmod](double a, double b) {
     if (b == 0)
       return 0.0;
@@ -651,6 +666,20 @@ void mlir::dpc::onnx_import::addElementwiseConverters(
   converters["Sigmoid"] = convertUnary<SigmoidOp>;
   converters["Relu"] = convertUnary<ReluOp>;
   converters["Erf"] = convertUnary<ErfOp>;
+  converters["Sin"] = convertUnary<SinOp>;
+  converters["Cos"] = convertUnary<CosOp>;
+  converters["Tan"] = convertUnary<TanOp>;
+  converters["Asin"] = convertUnary<AsinOp>;
+  converters["Acos"] = convertUnary<AcosOp>;
+  converters["Atan"] = convertUnary<AtanOp>;
+  converters["Sinh"] = convertUnary<SinhOp>;
+  converters["Cosh"] = convertUnary<CoshOp>;
+  converters["Asinh"] = convertUnary<AsinhOp>;
+  converters["Acosh"] = convertUnary<AcoshOp>;
+  converters["Atanh"] = convertUnary<AtanhOp>;
+  converters["Floor"] = convertUnary<FloorOp, roundDown>;
+  converters["Ceil"] = convertUnary<CeilOp, roundUp>;
+  converters["Round"] = convertUnary<RoundOp, roundHalfToEven>;
   converters["Not"] = convertNot;
   converters["Identity"] = convertIdentity;
   converters["Add"] = convertAdd;

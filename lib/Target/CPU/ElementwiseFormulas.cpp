@@ -23,8 +23,10 @@ static Type getElementType(Value value) {
 
 bool mlir::dpc::hasScalarFormula(Operation *op) {
   return isa<NegOp, AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
-             SigmoidOp, ReluOp, ErfOp, NotOp, AddOp, SubOp, MulOp, DivOp, PowOp,
-             MaxOp, MinOp, AndOp, OrOp, CompareOp, SelectOp, CastOp>(op);
+             SigmoidOp, ReluOp, ErfOp, NotOp, SinOp, CosOp, TanOp, AsinOp,
+             AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp,
+             CeilOp, RoundOp, AddOp, SubOp, MulOp, DivOp, ModOp, PowOp, MaxOp,
+             MinOp, AndOp, OrOp, CompareOp, SelectOp, CastOp>(op);
 }
 
 /// `text` rounded or wrapped to the element type `type` it is held for,
@@ -94,6 +96,21 @@ mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands,
           })
           .Case([&](ErfOp) { return math + "erf" + x(); })
           .Case([&](NotOp) { return "int64_t(" + x() + " == 0)"; })
+          .Case([&](SinOp) { return "std::sin" + x(); })
+          .Case([&](CosOp) { return "std::cos" + x(); })
+          .Case([&](TanOp) { return "std::tan" + x(); })
+          .Case([&](AsinOp) { return "std::asin" + x(); })
+          .Case([&](AcosOp) { return "std::acos" + x(); })
+          .Case([&](AtanOp) { return "std::atan" + x(); })
+          .Case([&](SinhOp) { return "std::sinh" + x(); })
+          .Case([&](CoshOp) { return "std::cosh" + x(); })
+          .Case([&](AsinhOp) { return "std::asinh" + x(); })
+          .Case([&](AcoshOp) { return "std::acosh" + x(); })
+          .Case([&](AtanhOp) { return "std::atanh" + x(); })
+          .Case([&](FloorOp) { return "std::floor" + x(); })
+          .Case([&](CeilOp) { return "std::ceil" + x(); })
+          // Halves to even: the default rounding mode.
+          .Case([&](RoundOp) { return "std::nearbyint" + x(); })
           .Case([&](AddOp) { return floatOrWrapping("+"); })
           .Case([&](SubOp) { return floatOrWrapping("-"); })
           .Case([&](MulOp) { return floatOrWrapping("*"); })
@@ -107,6 +124,23 @@ mlir::dpc::getScalarFormula(Operation *op, ArrayRef<std::string> operands,
                    ": " +
                    y() + " == -1 ? int64_t(0ULL - uint64_t" + x() +
                    ") : " + x() + " / " + y() + ")";
+          })
+          .Case([&](ModOp mod) -> std::string {
+            // The remainder toward zero; a zero integer divisor is caught
+            // by the loop's check, -1 leaves 0 (INT64_MIN % -1 overflows).
+            std::string r =
+                isInteger
+                    ? "(" + y() +
+                          " == 0 ? (dpc_divisor_zero = true, "
+                          "int64_t(0)) : " +
+                          y() + " == -1 ? int64_t(0) : " + x() + " % " + y() +
+                          ")"
+                    : "std::fmod(" + operands[0] + ", " + operands[1] + ")";
+            if (!mod.getFloorMod())
+              return r;
+            // Moved to the sign of y where it differs.
+            return "(" + r + " != 0 && ((" + r + " < 0) != (" + y() +
+                   " < 0)) ? " + r + " + " + y() + " : " + r + ")";
           })
           .Case([&](PowOp) {
             return "std::pow(" + operands[0] + ", " + operands[1] + ")";

@@ -51,6 +51,34 @@ func.func @unary(%x: tensor<2x3xf32>, %i: tensor<2xi64>, %p: tensor<2xi1>) {
   %11 = dpc.erf %x : tensor<2x3xf32>
   // CHECK: dpc.not %{{.*}} : tensor<2xi1>
   %12 = dpc.not %p : tensor<2xi1>
+  // CHECK: dpc.sin %{{.*}} : tensor<2x3xf32>
+  %u0 = dpc.sin %x : tensor<2x3xf32>
+  // CHECK: dpc.cos %{{.*}} : tensor<2x3xf32>
+  %u1 = dpc.cos %x : tensor<2x3xf32>
+  // CHECK: dpc.tan %{{.*}} : tensor<2x3xf32>
+  %u2 = dpc.tan %x : tensor<2x3xf32>
+  // CHECK: dpc.asin %{{.*}} : tensor<2x3xf32>
+  %u3 = dpc.asin %x : tensor<2x3xf32>
+  // CHECK: dpc.acos %{{.*}} : tensor<2x3xf32>
+  %u4 = dpc.acos %x : tensor<2x3xf32>
+  // CHECK: dpc.atan %{{.*}} : tensor<2x3xf32>
+  %u5 = dpc.atan %x : tensor<2x3xf32>
+  // CHECK: dpc.sinh %{{.*}} : tensor<2x3xf32>
+  %u6 = dpc.sinh %x : tensor<2x3xf32>
+  // CHECK: dpc.cosh %{{.*}} : tensor<2x3xf32>
+  %u7 = dpc.cosh %x : tensor<2x3xf32>
+  // CHECK: dpc.asinh %{{.*}} : tensor<2x3xf32>
+  %u8 = dpc.asinh %x : tensor<2x3xf32>
+  // CHECK: dpc.acosh %{{.*}} : tensor<2x3xf32>
+  %u9 = dpc.acosh %x : tensor<2x3xf32>
+  // CHECK: dpc.atanh %{{.*}} : tensor<2x3xf32>
+  %u10 = dpc.atanh %x : tensor<2x3xf32>
+  // CHECK: dpc.floor %{{.*}} : tensor<2x3xf32>
+  %u11 = dpc.floor %x : tensor<2x3xf32>
+  // CHECK: dpc.ceil %{{.*}} : tensor<2x3xf32>
+  %u12 = dpc.ceil %x : tensor<2x3xf32>
+  // CHECK: dpc.round %{{.*}} : tensor<2x3xf32>
+  %u13 = dpc.round %x : tensor<2x3xf32>
   return
 }
 
@@ -67,6 +95,10 @@ func.func @binary(%x: tensor<4x3xf32>, %y: tensor<3xf32>, %i: tensor<2xi32>,
   %3 = dpc.div %x, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
   // CHECK: dpc.pow
   %4 = dpc.pow %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.mod %{{.*}}, %{{.*}} {floor_mod} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  %m0 = dpc.mod %x, %y {floor_mod} : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
+  // CHECK: dpc.mod %{{.*}}, %{{.*}} : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  %m1 = dpc.mod %i, %i : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
   // CHECK: dpc.max
   %5 = dpc.max %x, %y : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xf32>
   // CHECK: dpc.min

@@ -114,6 +114,117 @@ LogicalResult ErfOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
+LogicalResult SinOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                    Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = gb.mul(grads[0], gb.unary<CosOp>(getInput()));
+  return success();
+}
+
+LogicalResult CosOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                    Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = gb.mul(gb.neg(grads[0]), gb.unary<SinOp>(getInput()));
+  return success();
+}
+
+LogicalResult TanOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                    Gradients &out) {
+  // d/dx tan(x) = 1 + tan(x)^2.
+  GradientBuilder gb(b, getLoc());
+  Value y = getResult();
+  out[0] = gb.mul(grads[0], gb.add(gb.scalar(1.0, y), gb.mul(y, y)));
+  return success();
+}
+
+/// g / sqrt(a + s x^2), the shape of the inverse functions' derivatives.
+static Value divideByRootOfQuadratic(GradientBuilder &gb, Value g, Value x,
+                                     double a, double s) {
+  Value quadratic =
+      gb.add(gb.scalar(a, x), gb.mul(gb.scalar(s, x), gb.mul(x, x)));
+  return gb.mul(g, gb.unary<RsqrtOp>(quadratic));
+}
+
+LogicalResult AsinOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                     Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = divideByRootOfQuadratic(gb, grads[0], getInput(), 1.0, -1.0);
+  return success();
+}
+
+LogicalResult AcosOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                     Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = divideByRootOfQuadratic(gb, gb.neg(grads[0]), getInput(), 1.0, -1.0);
+  return success();
+}
+
+LogicalResult AtanOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                     Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  Value x = getInput();
+  out[0] = gb.div(grads[0], gb.add(gb.scalar(1.0, x), gb.mul(x, x)));
+  return success();
+}
+
+LogicalResult SinhOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                     Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = gb.mul(grads[0], gb.unary<CoshOp>(getInput()));
+  return success();
+}
+
+LogicalResult CoshOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                     Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = gb.mul(grads[0], gb.unary<SinhOp>(getInput()));
+  return success();
+}
+
+LogicalResult AsinhOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = divideByRootOfQuadratic(gb, grads[0], getInput(), 1.0, 1.0);
+  return success();
+}
+
+LogicalResult AcoshOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  out[0] = divideByRootOfQuadratic(gb, grads[0], getInput(), -1.0, 1.0);
+  return success();
+}
+
+LogicalResult AtanhOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  GradientBuilder gb(b, getLoc());
+  Value x = getInput();
+  out[0] = gb.div(grads[0], gb.sub(gb.scalar(1.0, x), gb.mul(x, x)));
+  return success();
+}
+
+/// Rounding is flat between the integers: its gradient is zero.
+static LogicalResult buildZeroGradient(OpBuilder &b, Location loc,
+                                       ArrayRef<Value> grads, Gradients &out) {
+  out[0] = GradientBuilder(b, loc).filled(0.0, grads[0]);
+  return success();
+}
+
+LogicalResult FloorOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  return buildZeroGradient(b, getLoc(), grads, out);
+}
+
+LogicalResult CeilOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                     Gradients &out) {
+  return buildZeroGradient(b, getLoc(), grads, out);
+}
+
+LogicalResult RoundOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                      Gradients &out) {
+  return buildZeroGradient(b, getLoc(), grads, out);
+}
+
 //===----------------------------------------------------------------------===//
 // Binary ops: gradients are summed back to each operand's shape
 //===----------------------------------------------------------------------===//
@@ -153,6 +264,24 @@ LogicalResult DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   out[0] = gb.unbroadcast(gb.div(g, rhs), shapeOf(lhs));
   out[1] = gb.unbroadcast(gb.div(gb.mul(gb.neg(g), lhs), gb.mul(rhs, rhs)),
                           shapeOf(rhs));
+  return success();
+}
+
+LogicalResult ModOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
+                                    Gradients &out) {
+  // x - y q with q = x / y rounded (down, or toward zero): q is flat
+  // between the jumps, so dx = g and dy = -g q, as PyTorch has them.
+  GradientBuilder gb(b, getLoc());
+  Value g = grads[0], lhs = getLhs(), rhs = getRhs();
+  Value ratio = gb.div(lhs, rhs);
+  Value down = gb.unary<FloorOp>(ratio);
+  Value quotient = getFloorMod()
+                       ? down
+                       : gb.select(gb.compare(ComparePredicate::lt, ratio,
+                                              gb.scalar(0.0, ratio)),
+                                   gb.unary<CeilOp>(ratio), down);
+  out[0] = gb.unbroadcast(g, shapeOf(lhs));
+  out[1] = gb.unbroadcast(gb.mul(gb.neg(g), quotient), shapeOf(rhs));
   return success();
 }
 

@@ -44,6 +44,10 @@ public:
   Value compare(ComparePredicate predicate, Value lhs, Value rhs);
   Value select(Value condition, Value onTrue, Value onFalse);
   Value cast(Value value, Type elementType);
+  /// One of the elementwise unary ops applied to `value`.
+  template <typename UnaryOpT> Value unary(Value value) {
+    return UnaryOpT::create(builder, loc, value);
+  }
 
   Value reshape(Value value, ArrayRef<int64_t> shape);
   Value transpose(Value value, ArrayRef<int64_t> permutation);

@@ -130,6 +130,29 @@ def Dpc_ReluOp : Dpc_UnaryOp<"relu", "max(x, 0)">;
 def Dpc_ErfOp : Dpc_UnaryOp<"erf", "erf(x)">;
 def Dpc_NotOp : Dpc_UnaryOp<"not", "!x", Dpc_BoolTensor, []>;
 
+// Trigonometric and hyperbolic functions and their inverses, computed in
+// full precision: a bf16 angle (a position times a frequency) is already
+// off by more than a period's fraction.
+class Dpc_FullPrecisionUnaryOp<string mnemonic, string formula>
+    : Dpc_UnaryOp<mnemonic, formula, Dpc_FloatTensor,
+                  [Dpc_Differentiable, Dpc_KeepsFullPrecision]>;
+def Dpc_SinOp : Dpc_FullPrecisionUnaryOp<"sin", "sin(x)">;
+def Dpc_CosOp : Dpc_FullPrecisionUnaryOp<"cos", "cos(x)">;
+def Dpc_TanOp : Dpc_FullPrecisionUnaryOp<"tan", "tan(x)">;
+def Dpc_AsinOp : Dpc_FullPrecisionUnaryOp<"asin", "asin(x)">;
+def Dpc_AcosOp : Dpc_FullPrecisionUnaryOp<"acos", "acos(x)">;
+def Dpc_AtanOp : Dpc_FullPrecisionUnaryOp<"atan", "atan(x)">;
+def Dpc_SinhOp : Dpc_FullPrecisionUnaryOp<"sinh", "sinh(x)">;
+def Dpc_CoshOp : Dpc_FullPrecisionUnaryOp<"cosh", "cosh(x)">;
+def Dpc_AsinhOp : Dpc_FullPrecisionUnaryOp<"asinh", "asinh(x)">;
+def Dpc_AcoshOp : Dpc_FullPrecisionUnaryOp<"acosh", "acosh(x)">;
+def Dpc_AtanhOp : Dpc_FullPrecisionUnaryOp<"atanh", "atanh(x)">;
+// Rounding to an integral value (Round: halves to even). Their gradient
+// is zero, as PyTorch's is.
+def Dpc_FloorOp : Dpc_FullPrecisionUnaryOp<"floor", "floor(x)">;
+def Dpc_CeilOp : Dpc_FullPrecisionUnaryOp<"ceil", "ceil(x)">;
+def Dpc_RoundOp : Dpc_FullPrecisionUnaryOp<"round", "round half to even(x)">;
+
 //===----------------------------------------------------------------------===//
 // Elementwise binary ops with broadcasting
 //===----------------------------------------------------------------------===//
@@ -185,6 +208,36 @@ def Dpc_MaxOp : Dpc_BinaryOp<"max", "max(x, y)">;
 def Dpc_MinOp : Dpc_BinaryOp<"min", "min(x, y)">;
 def Dpc_AndOp : Dpc_BinaryOp<"and", "x && y", Dpc_BoolTensor, []>;
 def Dpc_OrOp : Dpc_BinaryOp<"or", "x || y", Dpc_BoolTensor, []>;
+
+def Dpc_ModOp : Dpc_BroadcastingOp<"mod", [Dpc_Differentiable]> {
+  let summary = "Elementwise remainder with broadcasting";
+  let description = [{
+    Computes `x - y * q` (x from `lhs`, y from `rhs`) over the broadcast
+    shape, where `q` is `x / y` rounded toward zero: the remainder has the
+    sign of `x`, as C's `fmod` and `torch.fmod`. With `floor_mod`, `q` is
+    `x / y` rounded down: the remainder has the sign of `y`, as Python's
+    `%` and `torch.remainder`. An integer divisor of zero is an error at
+    run time; a float one gives NaN.
+
+    Constraints:
+    - (C1) `lhs`, `rhs` and `result` have the same element type.
+    - (C2) the operand shapes are broadcast-compatible.
+    - (C3) the shape of `result` is the broadcast shape.
+
+    ```mlir
+    %r = dpc.mod %x, %y {floor_mod} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Dpc_Tensor:$lhs, Dpc_Tensor:$rhs, UnitAttr:$floor_mod);
+  let results = (outs Dpc_Tensor:$result);
+  let extraClassDefinition = Dpc_ElementwiseRule # [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return ::mlir::dpc::verifyBroadcastingOp(
+          getOperation(), {getLhs(), getRhs()},
+          getLhs().getType().getElementType());
+    }
+  }];
+}
 
 def Dpc_CompareOp : Dpc_BroadcastingOp<"compare"> {
   let summary = "Elementwise comparison with broadcasting";
