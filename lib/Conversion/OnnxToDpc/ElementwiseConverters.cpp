@@ -168,9 +168,30 @@ LogicalResult convertPow(NodeContext &node) {
   const Literal *exponent = node.getLiteral(1);
   if (!base)
     return failure();
-  if (!isa<FloatType>(base->getElementType()) && !node.getLiteral(0))
-    return node.emitError() << "Pow of " << base->getElementType()
-                            << " tensors is not supported (only floats)";
+  if (!isa<FloatType>(base->getElementType()) && !node.allInputsLiteral()) {
+    // An integer base is raised in f64 and truncated back to its type, as
+    // onnxruntime does: exact while the power is within 2^53.
+    Value lhs = node.getInput(0);
+    Value rhs = lhs ? node.getInput(1) : Value();
+    if (!rhs)
+      return failure();
+    OpBuilder &b = node.getBuilder();
+    auto toF64 = [&](Value value) -> Value {
+      return CastOp::create(
+          b, node.getLoc(),
+          RankedTensorType::get(getShapeOf(value), b.getF64Type()), value);
+    };
+    Value power = node.createBinary<PowOp>(toF64(lhs), toF64(rhs));
+    if (!power)
+      return failure();
+    node.setOutput(0,
+                   CastOp::create(b, node.getLoc(),
+                                  RankedTensorType::get(getShapeOf(power),
+                                                        base->getElementType()),
+                                  power)
+                       .getResult());
+    return success();
+  }
   if (exponent && !node.getLiteral(0) &&
       node.getImporter().getElementType(exponent->dtype) !=
           base->getElementType()) {
