@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <limits>
 #include <malloc.h>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::dpc;
@@ -473,6 +474,10 @@ static LogicalResult runInterpreter() {
   FailureOr<Program> program = loadProgram(interpretFile, context, sourceMgr);
   if (failed(program))
     return failure();
+  // An op imported from ONNX fails naming the node it came from.
+  std::optional<ImportDiagnosticHandler> nodeDiagnostics;
+  if (StringRef(interpretFile).ends_with(".onnx"))
+    nodeDiagnostics.emplace(&context, llvm::errs(), /*nameNodes=*/true);
   // A pipelined step is a program per stage: @<name>.stage<s>.
   SmallVector<func::FuncOp> stages =
       functionName.empty() ? SmallVector<func::FuncOp>()

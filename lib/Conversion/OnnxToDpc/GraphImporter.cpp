@@ -742,10 +742,13 @@ mlir::dpc::importOnnxFile(MLIRContext *context, StringRef path,
   return GraphImporter(context, path.str(), model, options).run();
 }
 
-/// The file a location points into, with its line when it has one.
-static std::string describeLocation(Location loc) {
-  std::string text;
+/// The file a location points into, with its line when it has one, and
+/// with `nameNodes` the ONNX node it was imported from.
+static std::string describeLocation(Location loc, bool nameNodes) {
+  std::string text, node;
   loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner); name && node.empty())
+      node = name.getName().str();
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
       text = file.getFilename().str();
       if (file.getLine() > 0)
@@ -755,22 +758,28 @@ static std::string describeLocation(Location loc) {
     }
     return WalkResult::advance();
   });
-  return text.empty() ? "<unknown>" : text;
+  if (text.empty())
+    text = "<unknown>";
+  if (nameNodes && !node.empty())
+    text += ": node '" + node + "'";
+  return text;
 }
 
 ImportDiagnosticHandler::ImportDiagnosticHandler(MLIRContext *context,
-                                                 llvm::raw_ostream &os)
+                                                 llvm::raw_ostream &os,
+                                                 bool nameNodes)
     : ScopedDiagnosticHandler(context) {
-  setHandler([&os](Diagnostic &diag) {
+  setHandler([&os, nameNodes](Diagnostic &diag) {
     StringRef severity = "error";
     if (diag.getSeverity() == DiagnosticSeverity::Warning)
       severity = "warning";
     else if (diag.getSeverity() != DiagnosticSeverity::Error)
       severity = "note";
-    os << describeLocation(diag.getLocation()) << ": " << severity << ": "
-       << diag << "\n";
+    os << describeLocation(diag.getLocation(), nameNodes) << ": " << severity
+       << ": " << diag << "\n";
     for (Diagnostic &note : diag.getNotes())
-      os << describeLocation(note.getLocation()) << ": note: " << note << "\n";
+      os << describeLocation(note.getLocation(), nameNodes)
+         << ": note: " << note << "\n";
     return success();
   });
 }

@@ -53,10 +53,13 @@ FailureOr<OnnxImportResult> importOnnxFile(MLIRContext *context,
                                            const OnnxImportOptions &options);
 
 /// Prints diagnostics of an import as `FILE: error: message`, one line
-/// each, to `os`: ONNX files have no line numbers to point at.
+/// each, to `os`: ONNX files have no line numbers to point at. With
+/// `nameNodes` (errors of a run of the imported ops, whose messages do not
+/// say where they are), as `FILE: node 'NAME': error: message`.
 class ImportDiagnosticHandler : public ScopedDiagnosticHandler {
 public:
-  ImportDiagnosticHandler(MLIRContext *context, llvm::raw_ostream &os);
+  ImportDiagnosticHandler(MLIRContext *context, llvm::raw_ostream &os,
+                          bool nameNodes = false);
 };
 
 /// Parses `text` (`2x3x32x32`, or `scalar` for rank 0) into a shape.
