@@ -99,8 +99,8 @@ def reference(steps, exported, name):
     return _reference[name]
 
 
-def compile_artifact(step, flags, path):
-    code, stderr = compile_artifact_once(DPC_OPT, step, [*flags, "--partition", "--emit=cpu"],
+def compile_artifact(step, flags, path, emit=("--emit=cpu",)):
+    code, stderr = compile_artifact_once(DPC_OPT, step, [*flags, "--partition", *emit],
                                          path)
     assert code == 0, stderr
     return json.load(open(os.path.join(path, "manifest.json")))
@@ -243,14 +243,16 @@ def test_weight_tied_across_stages_is_updated_on_both(tmp_path):
     assert_compiled_steps_near_exact(step, inputs, hyper, LAYOUTS["pp"], tmp_path)
 
 
-def assert_compiled_steps_near_exact(step, inputs, hyper, layout, tmp_path):
-    """`step` compiled for `layout` (dpc-opt flags) and trained STEPS steps
-    by dpc-run: its losses are the interpreter's single-device fp32 ones
-    (rtol 1e-5), its tensors near the exact fp64 step (assert_near_exact)."""
+def assert_compiled_steps_near_exact(step, inputs, hyper, layout, tmp_path,
+                                     emit=("--emit=cpu",)):
+    """`step` compiled for `layout` (dpc-opt flags) by the backend `emit`
+    names and trained STEPS steps by dpc-run: its losses are the
+    interpreter's single-device fp32 ones (rtol 1e-5), its tensors near the
+    exact fp64 step (assert_near_exact)."""
     expected, losses = run_steps(step, inputs, hyper, STEPS, "fp32")
     exact, _ = run_steps(step, inputs, hyper, STEPS, "fp64")
     artifact = str(tmp_path / "model.dpc")
-    compile_artifact(step, layout, artifact)
+    compile_artifact(step, layout, artifact, emit)
     init, data = write_inputs(step, inputs, tmp_path)
     out = str(tmp_path / "out")
     r, report = train_artifact(artifact, init, data, out, steps=STEPS)

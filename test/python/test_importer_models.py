@@ -184,3 +184,15 @@ def test_compiled_ranks_equal_one_device(tmp_path, name):
 
     step, inputs, hyper = _adamw_step(tmp_path, name)
     assert_compiled_steps_near_exact(step, inputs, hyper, LAYOUTS["dp"], tmp_path)
+
+
+def test_fourier_features_under_emulated_cuda_equal_one_device(tmp_path):
+    """The CUDA backend's kernels of the trigonometric, rounding and
+    remainder formulas, compiled by the host compiler under
+    DPC_CUDA_EMULATION (test_cuda_backend.py), on 2 data-parallel ranks:
+    the same criterion as the CPU backend's."""
+    from test_cpu_backend import LAYOUTS, assert_compiled_steps_near_exact
+
+    step, inputs, hyper = _adamw_step(tmp_path, "fourier_features")
+    assert_compiled_steps_near_exact(step, inputs, hyper, LAYOUTS["dp"], tmp_path,
+                                     emit=("--emit=cuda", "--cuda-emulation"))
