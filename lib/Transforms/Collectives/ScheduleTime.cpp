@@ -41,6 +41,28 @@ struct Simulation {
   /// When each asynchronous collective's result is ready, and whether it
   /// runs along the tensor axis.
   llvm::DenseMap<Value, std::pair<double, bool>> ready;
+  /// When the communication thread runs beside the compute stream: the
+  /// (start, end) of each collective it has not finished by `now`.
+  SmallVector<std::pair<double, double>> inFlight;
+
+  /// Seconds of communication within [from, to).
+  double getCommunicationWithin(double from, double to) const {
+    double seconds = 0.0;
+    for (auto [start, end] : inFlight)
+      seconds += std::max(0.0, std::min(end, to) - std::max(start, from));
+    return seconds;
+  }
+
+  /// Runs `seconds` of compute, slowed by the communication it overlaps.
+  void runCompute(double seconds) {
+    double overlapped = getCommunicationWithin(now, now + seconds);
+    double contention = cluster.efficiency.getContendedTime(overlapped);
+    time.compute += seconds;
+    time.contention += contention;
+    now += seconds + contention;
+    llvm::erase_if(inFlight,
+                   [&](auto interval) { return interval.second <= now; });
+  }
 
   double getCollectiveSeconds(Operation *op, CollectiveKind kind,
                               double bytes) const {
@@ -86,6 +108,7 @@ struct Simulation {
           isTensorGroup(group ? group : op->getAttrOfType<ArrayAttr>("axes"));
       double start = std::max(now, commFree);
       commFree = start + seconds;
+      inFlight.push_back({start, commFree});
       time.communication += seconds;
       if (tensor)
         time.tensorCommunication += seconds;
@@ -104,11 +127,8 @@ struct Simulation {
       now = commFree;
       return;
     }
-    if (isa<CostOpInterface>(op)) {
-      double seconds = getOpComputeEstimate(op, cluster, 1.0).time;
-      time.compute += seconds;
-      now += seconds;
-    }
+    if (isa<CostOpInterface>(op))
+      runCompute(getOpComputeEstimate(op, cluster, 1.0).time);
   }
 
   void runBody(func::FuncOp function) {

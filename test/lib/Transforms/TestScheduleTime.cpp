@@ -35,8 +35,9 @@ struct TestScheduleTimePass
           "dpc.schedule_time",
           builder.getDictionaryAttr(
               {field("communication", time.communication),
-               field("compute", time.compute), field("exposed", time.exposed),
-               field("total", time.total),
+               field("compute", time.compute),
+               field("contention", time.contention),
+               field("exposed", time.exposed), field("total", time.total),
                field("tp_communication", time.tensorCommunication),
                field("tp_exposed", time.tensorExposed)}));
     }

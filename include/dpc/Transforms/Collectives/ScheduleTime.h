@@ -5,7 +5,9 @@
 // communication thread, each started where the program starts it (an
 // `async` one right away, a synchronous one blocking the compute stream)
 // and waited for at its `dpc.wait`. The time a wait stalls is the exposed
-// communication; what the compute stream ran meanwhile hid the rest.
+// communication; what the compute stream ran meanwhile hid the rest, at
+// the price of the cores the two share (the cluster's `overlap`): each op
+// runs longer by (1 - overlap) of the communication it overlaps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +31,8 @@ struct ScheduleTime {
   double exposed = 0.0;
   /// The same, for collectives along the tensor axis alone.
   double tensorCommunication = 0.0, tensorExposed = 0.0;
+  /// What the compute stream lost to communication it overlapped.
+  double contention = 0.0;
   /// From the first op to the end of the last op or collective.
   double total = 0.0;
 };
