@@ -89,13 +89,28 @@ def test_unsupported_op_is_named_before_any_upgrade(tmp_path):
     assert "unsupported ONNX op: 'Crop' (node 'crop0'" in error
 
 
-def test_a_model_the_converter_refuses_names_the_opset_and_the_reason(tmp_path):
-    # Opset-6 Upsample takes width_scale/height_scale, not opset 7's scales.
-    error = import_error(tmp_path, one_node_model(
-        helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 2.0]), 6))
-    assert "the model's opset 6 is older than dpc reads (7 to 17)" in error
+# Nodes ONNX's converter cannot adapt: opset-6 Upsample takes
+# width_scale/height_scale, not opset 7's scales; an opset-4 Reshape its
+# shape as an attribute; the broadcasting adapters need both inputs.
+REFUSED = {
+    "upsample_scales": (helper.make_node("Upsample", ["x"], ["y"], scales=[1.0, 2.0]), 6,
+                        "Upsample"),
+    "upsample_bare": (helper.make_node("Upsample", ["x"], ["y"]), 6, "upsample_6_7"),
+    "reshape_without_shape": (helper.make_node("Reshape", ["x"], ["y"]), 4, ""),
+    "add_of_one_input": (helper.make_node("Add", ["x"], ["y"], broadcast=1), 6,
+                         "assertInputsAvailable"),
+    "gemm_of_one_input": (helper.make_node("Gemm", ["x"], ["y"], broadcast=1), 6,
+                          "assertInputsAvailable"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_a_model_the_converter_refuses_names_the_opset_and_the_reason(tmp_path, case):
+    node, opset, reason = REFUSED[case]
+    error = import_error(tmp_path, one_node_model(node, opset))
+    assert "the model's opset %d is older than dpc reads (7 to 17)" % opset in error
     assert "ONNX's version converter refused it" in error
-    assert "Upsample" in error
+    assert reason in error
 
 
 @pytest.mark.parametrize("opset", [1, 6])
