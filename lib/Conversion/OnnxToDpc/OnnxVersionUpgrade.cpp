@@ -14,28 +14,28 @@
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
+#include <map>
 #include <optional>
 #include <vector>
 
 using namespace mlir::dpc::onnx_import;
 
-/// The shape of `name` in `graph` once inferred: empty when unknown, -1
-/// for a dimension without a value.
-static std::vector<int64_t> getInferredShape(const onnx::GraphProto &graph,
-                                             const std::string &name) {
-  for (const onnx::TensorProto &init : graph.initializer())
-    if (init.name() == name)
-      return {init.dims().begin(), init.dims().end()};
+/// Value names to their shapes, inferred, in `graph`: -1 for a dimension
+/// without a value; values of unknown shape are left out.
+using Shapes = std::map<std::string, std::vector<int64_t>>;
+static Shapes getInferredShapes(const onnx::GraphProto &graph) {
+  Shapes shapes;
   for (const auto *values : {&graph.input(), &graph.value_info()})
     for (const onnx::ValueInfoProto &value : *values) {
-      if (value.name() != name || !value.type().tensor_type().has_shape())
+      if (!value.type().tensor_type().has_shape())
         continue;
-      std::vector<int64_t> shape;
+      std::vector<int64_t> &shape = shapes[value.name()];
       for (const auto &dim : value.type().tensor_type().shape().dim())
         shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
-      return shape;
     }
-  return {};
+  for (const onnx::TensorProto &init : graph.initializer())
+    shapes[init.name()] = {init.dims().begin(), init.dims().end()};
+  return shapes;
 }
 
 /// The axes to unsqueeze `node`'s second input by so that it broadcasts
@@ -47,8 +47,7 @@ static std::vector<int64_t> getInferredShape(const onnx::GraphProto &graph,
 ///    the converter passes through as it is.
 /// Empty when nothing needs to change or the shapes are not known.
 static std::vector<int64_t>
-getLegacyBroadcastAxes(const onnx::GraphProto &graph,
-                       const onnx::NodeProto &node) {
+getLegacyBroadcastAxes(const Shapes &shapes, const onnx::NodeProto &node) {
   if (node.input_size() < 2)
     return {};
   std::optional<int64_t> alignedAt;
@@ -59,8 +58,12 @@ getLegacyBroadcastAxes(const onnx::GraphProto &graph,
     if (attr.name() == "axis")
       alignedAt = attr.i();
   }
-  std::vector<int64_t> a = getInferredShape(graph, node.input(0));
-  std::vector<int64_t> b = getInferredShape(graph, node.input(1));
+  auto getShape = [&](const std::string &name) {
+    auto it = shapes.find(name);
+    return it == shapes.end() ? std::vector<int64_t>() : it->second;
+  };
+  std::vector<int64_t> a = getShape(node.input(0));
+  std::vector<int64_t> b = getShape(node.input(1));
   if (node.op_type() == "PRelu" && b.size() == 1 && b[0] > 1 && a.size() > 2 &&
       a[1] == b[0])
     alignedAt = 1;
@@ -80,9 +83,10 @@ getLegacyBroadcastAxes(const onnx::GraphProto &graph,
 /// computes what the old one did. `typed` carries inferred shapes.
 static void spellOutLegacyBroadcasts(onnx::ModelProto &typed) {
   const onnx::GraphProto &graph = typed.graph();
+  Shapes shapes = getInferredShapes(graph);
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   for (const onnx::NodeProto &node : graph.node()) {
-    std::vector<int64_t> axes = getLegacyBroadcastAxes(graph, node);
+    std::vector<int64_t> axes = getLegacyBroadcastAxes(shapes, node);
     if (axes.empty()) {
       *nodes.Add() = node;
       continue;
