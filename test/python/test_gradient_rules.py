@@ -247,6 +247,11 @@ CONV_TRANSPOSES = [
     ("dilated", 2, 3, 4, 5, 2, 2, 3, [1, 2], [0, 1, 0, 1], [2, 1], [0, 0], 1, False),
     ("stride3_output_padding", 1, 2, 3, 3, 2, 2, 2, [3, 3], [1, 0, 0, 1], [1, 1], [2, 1], 1,
      True),
+    # Output padding of a stride or more (ONNX's output_shape past what the
+    # input reaches; PyTorch refuses it): rows no input lands on, after the
+    # end padding's rows are given back.
+    ("output_padding_past_stride", 1, 2, 3, 3, 2, 2, 2, [2, 1], [0, 0, 1, 0], [1, 1],
+     [3, 2], 1, True),
 ]
 for (name, n, c, h, w, fg, kh, kw, strides, padding, dilations, output_padding, groups,
      bias) in CONV_TRANSPOSES:

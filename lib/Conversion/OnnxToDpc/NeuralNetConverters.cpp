@@ -255,6 +255,13 @@ LogicalResult convertConvTranspose(NodeContext &node) {
       int64_t out = outputShape.empty() ? in * strides[d] : outputShape[d];
       int64_t total = strides[d] * (in - 1) + outputPadding[d] +
                       (kernel[d] - 1) * dilations[d] + 1 - out;
+      if (total < 0) {
+        // A larger output than the input reaches: the rows no input lands
+        // on come at the end, as output padding (ONNX's reference output).
+        outputPadding[d] -= total;
+        pads[d] = pads[spatial + d] = 0;
+        continue;
+      }
       int64_t half = total / 2;
       pads[d] = autoPad == "SAME_UPPER" ? half : total - half;
       pads[spatial + d] = autoPad == "SAME_UPPER" ? total - half : half;

@@ -90,21 +90,37 @@ LogicalResult Conv2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> grads,
   return success();
 }
 
+static Value sliceAlong(OpBuilder &b, Location loc, Value value, int64_t axis,
+                        int64_t offset, int64_t size);
+
 LogicalResult ConvTranspose2DOp::buildGradients(OpBuilder &b,
                                                 ArrayRef<Value> grads,
                                                 Gradients &out) {
   GradientBuilder gb(b, getLoc());
   Value g = grads[0];
-  // A transposed convolution's adjoint is the convolution with the same
-  // filter and window.
-  out[0] = Conv2DOp::create(b, getLoc(), getInput().getType(), g, getFilter(),
-                            Value(), getStridesAttr(), getPaddingAttr(),
-                            getDilationsAttr(), getGroupsAttr());
-  out[1] = Conv2DFilterGradOp::create(
-      b, getLoc(), getFilter().getType(), g, getInput(), getStridesAttr(),
-      getPaddingAttr(), getDilationsAttr(), getGroupsAttr());
   if (getBias())
     out[2] = gb.reduceSum(g, {0, 2, 3}, /*keepDims=*/false);
+  // A transposed convolution's adjoint is the convolution with the same
+  // filter and window, over the output rows some input reaches: output
+  // padding past them (a stride or more of it, as ONNX's output_shape
+  // asks) is cut off, and short of them the end padding makes up the rest.
+  ArrayRef<int64_t> in = shapeOf(getInput()), kernel = shapeOf(getFilter());
+  SmallVector<int64_t> padding(getPadding());
+  for (int d = 0; d < 2; ++d) {
+    int64_t reached = (in[2 + d] - 1) * getStrides()[d] +
+                      getDilations()[d] * (kernel[2 + d] - 1) - padding[d] + 1;
+    int64_t rows = shapeOf(g)[2 + d];
+    if (rows > reached)
+      g = sliceAlong(b, getLoc(), g, 2 + d, 0, reached);
+    padding[2 + d] = std::max<int64_t>(0, reached - rows);
+  }
+  DenseI64ArrayAttr paddingAttr = b.getDenseI64ArrayAttr(padding);
+  out[0] = Conv2DOp::create(b, getLoc(), getInput().getType(), g, getFilter(),
+                            Value(), getStridesAttr(), paddingAttr,
+                            getDilationsAttr(), getGroupsAttr());
+  out[1] = Conv2DFilterGradOp::create(b, getLoc(), getFilter().getType(), g,
+                                      getInput(), getStridesAttr(), paddingAttr,
+                                      getDilationsAttr(), getGroupsAttr());
   return success();
 }
 
